@@ -1,0 +1,59 @@
+// The interface every scheduling policy implements. A policy sees the active
+// jobs (their profiles and the links they load) and returns, per job, a shift,
+// a period and an origin (the job's first collective of iteration k may start
+// no earlier than origin + shift + k·period), or a priority class. Policies do
+// no I/O: the simulator and the daemons feed them and carry out the decisions.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "topology/topology.h"
+
+namespace harmonics {
+
+struct JobDecision {
+    bool gated = false;        // false: the job runs free
+    double shift_s = 0;
+    double period_s = 0;       // scheduled period P_j >= T_j
+    double origin_s = 0;       // absolute time the slot grid starts from
+    int priority = 0;          // 0 = highest; used when uses_priorities()
+    SwitchId owner_leaf = -1;  // harmonics: the leaf that decides this job
+};
+
+enum class EpochReason { Epoch, Arrival, Departure };
+
+struct Decisions {
+    std::map<JobId, JobDecision> jobs;
+    // Wall time of the decision for the whole cluster, with per-leaf work that
+    // runs in parallel counted as the slowest leaf.
+    double sched_time_s = 0;
+};
+
+struct PolicyOptions {
+    double time_limit_s = 10;        // optimal: solver time limit
+    double slot_s = 0.001;           // slot grid resolution
+    double change_threshold = 0.02;  // harmonics: min predicted gain to reshuffle
+    double local_budget_s = 0.001;   // harmonics: per-leaf search budget
+    unsigned seed = 1;
+};
+
+class Policy {
+public:
+    virtual ~Policy() = default;
+    virtual std::string name() const = 0;
+    // True when links serve jobs by strict priority class (crux).
+    virtual bool uses_priorities() const { return false; }
+    virtual Decisions decide(const Topology& topo, const std::vector<JobProfile>& jobs, double now_s,
+                             EpochReason why) = 0;
+};
+
+// Every policy by name: fair, harmonics, cassini, crux, optimal. Returns null
+// for an unknown name.
+std::unique_ptr<Policy> make_policy(const std::string& name, const PolicyOptions& opts);
+std::vector<std::string> policy_names();
+
+}  // namespace harmonics
