@@ -24,8 +24,11 @@ struct LinkUse {
     double multiplicity;
 };
 
+// The phases of an iteration run one after another: a phase starts at
+// max(start_offset_s, end of the previous phase), measured from the start of
+// the iteration's compute.
 struct CommPhase {
-    double start_offset_s = 0;   // when in the iteration it may start (after compute begins)
+    double start_offset_s = 0;   // earliest start, from the iteration's start
     double bytes_per_edge = 0;
     std::vector<LinkUse> links;
     double alone_s = 0;          // duration on an idle fabric
