@@ -1,0 +1,15 @@
+#include "config/policy_options.h"
+
+namespace harmonics {
+
+PolicyOptions policy_options(const HarmonicsConfig& cfg) {
+    PolicyOptions o;
+    o.time_limit_s = cfg.solver_time_limit_s;
+    o.slot_s = cfg.slot_s;
+    o.change_threshold = cfg.change_threshold;
+    o.local_budget_s = cfg.local_budget_s;
+    o.seed = cfg.seed;
+    return o;
+}
+
+}  // namespace harmonics
