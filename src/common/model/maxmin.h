@@ -15,7 +15,11 @@ struct FlowDemand {
     int priority = 0;                    // used when strict_priority
 };
 
-// capacity[l] in bytes/s for every link id; returns one rate per flow.
+// capacity[l] in bytes/s for every link id; returns one rate per flow (bytes/s
+// per edge of the phase). A flow crossing no link gets +infinity. Throws
+// std::invalid_argument for a link id outside `capacity`. Safe to call from
+// several threads (each keeps its own workspace); cost and method in
+// maxmin.cpp and doc/models.md.
 std::vector<double> maxmin_rates(const std::vector<double>& capacity, const std::vector<FlowDemand>& flows,
                                  bool strict_priority);
 

@@ -13,6 +13,9 @@ double ring_allreduce_bytes_per_rank(double bytes, int n);
 
 // Placement must be non-empty (node ids of `topo`). The ring is ordered rack by
 // rack, so it crosses each involved leaf's uplink and downlink once each way.
+// Only inter-node traffic is modelled: a job on one node has no phases; a
+// hierarchical job has up to three (phases with no network edge are left
+// out). Throws std::invalid_argument naming the job for a bad placement.
 JobProfile make_profile(const Topology& topo, const JobSpec& spec, const ModelProfile& model,
                         const std::vector<NodeId>& placement);
 
