@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -65,6 +66,24 @@ const ProfilerV5* load_profiler(std::string& why) {
     return p;
 }
 
+// On the emulated testbed every Slurm node is this one host, so the plugin's
+// own lookup (gethostname -> leaf -> Schedd=) cannot tell the nodes apart.
+// Do that lookup for the node Slurm says this rank runs on, and hand the
+// plugin the answer the way an admin would: HARMONICS_SCHEDD.
+void point_plugin_at_leaf_schedd(const std::string& node) {
+    const char* conf = std::getenv("HARMONICS_CONF");
+    if (std::getenv("HARMONICS_SCHEDD") || !conf || !*conf) return;
+    try {
+        HarmonicsConfig cfg = parse_harmonics_conf(conf);
+        Topology topo = load_topology(cfg);
+        SwitchId leaf = leaf_of_host(topo, node);
+        std::string addr = leaf >= 0 ? schedd_address(cfg, topo, leaf) : std::string();
+        if (!addr.empty()) setenv("HARMONICS_SCHEDD", addr.c_str(), 1);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harmonics-trainer: %s (the plugin finds its schedd itself)\n", e.what());
+    }
+}
+
 class FabricLink {
 public:
     bool connect_to(const std::string& addr) {
@@ -76,6 +95,10 @@ public:
         a.sin_family = AF_INET;
         a.sin_port = htons(static_cast<uint16_t>(port));
         if (inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host.c_str(), &a.sin_addr) != 1) return false;
+        // Never wait unbounded for the fabric: a DONE takes at most a few
+        // scaled periods, so a minute of silence means the fabric is gone.
+        timeval tv{60, 0};
+        setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         for (int i = 0; i < 50; ++i) {
             if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return true;
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -109,6 +132,14 @@ std::int64_t field_ns(const std::string& line, const char* key) {
     return p == std::string::npos ? 0 : std::atoll(line.c_str() + p + std::strlen(key) + 1);
 }
 
+// --out may hold %j (job id) and %r (rank), as every rank of a job gets the
+// same command line from srun.
+std::string expand_out_path(std::string path, long job, int rank) {
+    for (std::size_t p; (p = path.find("%j")) != std::string::npos;) path.replace(p, 2, std::to_string(job));
+    for (std::size_t p; (p = path.find("%r")) != std::string::npos;) path.replace(p, 2, std::to_string(rank));
+    return path;
+}
+
 struct Args {
     std::string model = "resnet50";
     long iterations = 50;
@@ -121,7 +152,7 @@ struct Args {
 int usage() {
     std::fprintf(stderr,
                  "usage: harmonics-trainer --model NAME [--iterations N] [--time-scale X] "
-                 "--fabric HOST:PORT [--gpus-per-node G] [--out FILE]\n");
+                 "--fabric HOST:PORT [--gpus-per-node G] [--out FILE (%%j: job, %%r: rank)]\n");
     return 2;
 }
 
@@ -160,6 +191,7 @@ int main(int argc, char** argv) {
     fabric.send_line("HELLO job=" + std::to_string(job) + " rank=" + std::to_string(rank) + " nranks=" +
                      std::to_string(nranks) + " node=" + node + " gpus=" + std::to_string(a.gpus) + "\n");
 
+    point_plugin_at_leaf_schedd(node);
     std::string why;
     const ProfilerV5* prof = load_profiler(why);
     if (!prof && !why.empty()) std::fprintf(stderr, "harmonics-trainer: profiler not loaded: %s\n", why.c_str());
@@ -171,7 +203,7 @@ int main(int argc, char** argv) {
 
     std::ofstream out;
     if (!a.out.empty()) {
-        out.open(a.out);
+        out.open(expand_out_path(a.out, job, rank));
         out << "iteration,start_ns,comm_start_ns,comm_end_ns,end_ns\n";
     }
     const auto scaled_ns = [&](double s) { return static_cast<std::int64_t>(s * a.scale * 1e9); };
@@ -226,7 +258,8 @@ int main(int argc, char** argv) {
         }
         sleep_until_ns(t0 + scaled_ns(m->compute_s));
         const std::int64_t t1 = unix_ns();
-        if (out) out << it << ',' << t0 << ',' << cs << ',' << ce << ',' << t1 << '\n';
+        // Flushed per iteration: the demo follows progress while the job runs.
+        if (out) out << it << ',' << t0 << ',' << cs << ',' << ce << ',' << t1 << std::endl;
     }
     if (prof) prof->finalize(ctx);
     return 0;

@@ -1,2 +1,129 @@
 # System tests: scripts run against the built tree. Each add_test names a
 # script under testsuite/system; HARMONICS_SRCDIR/BUILDDIR come from the caller.
+
+# --- Slurm: a real cluster on loopback (testsuite/system/slurm) ---
+# slurm.cluster_up/down are the fixture; every cluster test requires it and
+# holds the slurm_cluster lock, so they run one at a time. Exit 77 = skipped
+# (Slurm not installed or the plugin not built).
+set(_slurm ${HARMONICS_SRCDIR}/testsuite/system/slurm)
+add_test(slurm.cluster_up ${_slurm}/cluster-up.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+set_tests_properties(slurm.cluster_up PROPERTIES FIXTURES_SETUP slurm_cluster
+  RESOURCE_LOCK slurm_cluster TIMEOUT 90 SKIP_RETURN_CODE 77)
+add_test(slurm.cluster_down ${_slurm}/cluster-down.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+set_tests_properties(slurm.cluster_down PROPERTIES FIXTURES_CLEANUP slurm_cluster
+  RESOURCE_LOCK slurm_cluster TIMEOUT 60)
+foreach(_t steer-one-leaf steer-avoid-leaf user-choices fail-open bad-conf-restart)
+  add_test(slurm.${_t} ${_slurm}/${_t}.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+  set_tests_properties(slurm.${_t} PROPERTIES FIXTURES_REQUIRED slurm_cluster
+    RESOURCE_LOCK slurm_cluster TIMEOUT 180 SKIP_RETURN_CODE 77)
+endforeach()
+
+# --- Golden scenarios: harmonics-plan output against expected files ---
+foreach(_g complementary no-contention harmonic-periods cross-leaf churn)
+  add_test(golden.${_g} ${HARMONICS_SRCDIR}/testsuite/golden/run-golden.sh
+    ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_g})
+  set_tests_properties(golden.${_g} PROPERTIES TIMEOUT 90)
+endforeach()
+
+# --- harmonics-sim (testsuite/system/sim/check.sh) ---
+foreach(_c default files bad-workload deterministic)
+  add_test(sim.${_c} ${HARMONICS_SRCDIR}/testsuite/system/sim/check.sh
+    ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_c})
+  set_tests_properties(sim.${_c} PROPERTIES TIMEOUT 120)
+endforeach()
+add_test(sim.quickstart ${HARMONICS_SRCDIR}/testsuite/system/sim/check.sh
+  ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} quickstart)
+set_tests_properties(sim.quickstart PROPERTIES TIMEOUT 60)
+
+# --- Daemons: harmonics-schedd, harmonics-coordd, harmonicsctl on loopback
+# with a private munged (testsuite/system/daemons). Each test owns its temp
+# dir and ports; the lock keeps their timing-sensitive parts apart on the
+# shared 2-core machine. Exit 77 = skipped.
+set(_daemons ${HARMONICS_SRCDIR}/testsuite/system/daemons)
+foreach(_t basic coordd_restart security badframes)
+  add_test(daemons.${_t} ${_daemons}/daemons_${_t}.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+  set_tests_properties(daemons.${_t} PROPERTIES TIMEOUT 120 RESOURCE_LOCK harmonics_daemons
+    SKIP_RETURN_CODE 77)
+endforeach()
+add_test(daemons.fuzz_frame ${_daemons}/daemons_fuzz_frame.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+set_tests_properties(daemons.fuzz_frame PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
+
+# --- NCCL profiler plugin (testsuite/nccl): the harness loads the plugin as
+# NCCL does and replays NCCL's event orders; schedd tests run a scripted schedd
+# speaking the real protocol with a private munged (run-with-schedd.sh).
+set(_nccl ${HARMONICS_BUILDDIR}/testsuite/nccl)
+set(_nccl_lib ${HARMONICS_BUILDDIR}/src/plugins/nccl/.libs)
+set(_nccl_run ${HARMONICS_SRCDIR}/testsuite/nccl/run-with-schedd.sh)
+set(_nccl_env "NCCL_PROFILER_PLUGIN=harmonics;SCRIPTED_SCHEDD=${_nccl}/scripted-schedd;ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+add_test(nccl.load ${_nccl}/harness load)
+set_tests_properties(nccl.load PROPERTIES TIMEOUT 30
+  ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_nccl_lib};HARMONICS_PLUGIN_PATH=${_nccl_lib}/libnccl-profiler-harmonics.so")
+# Plain build, then the same plugin and harness with ASan+UBSan and with TSan.
+foreach(_v plain asan tsan)
+  if(_v STREQUAL plain)
+    set(_h ${_nccl}/harness)
+    set(_lib ${_nccl_lib})
+    set(_n nccl)
+  else()
+    set(_h ${_nccl}/${_v}/harness)
+    set(_lib ${_nccl}/${_v})
+    set(_n nccl.${_v})
+  endif()
+  foreach(_s replay flood no-libcuda)
+    add_test(${_n}.${_s} ${_h} ${_s})
+    set_tests_properties(${_n}.${_s} PROPERTIES TIMEOUT 120
+      ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_lib};HARMONICS_EXPIRE_MS=300;HARMONICS_GATE=cuda;SLURM_JOB_ID=77")
+  endforeach()
+  # Timing checks (host gate within 1 ms) only in the plain build.
+  if(_v STREQUAL plain)
+    set(_modes ok die garbage hang none)
+  else()
+    set(_modes die garbage)
+  endif()
+  foreach(_m ${_modes})
+    add_test(${_n}.schedd-${_m} ${_nccl_run} ${_m} ${_h} schedd ${_m})
+    set_tests_properties(${_n}.schedd-${_m} PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing
+      ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_lib};HARMONICS_GATE=host")
+  endforeach()
+  add_test(${_n}.cuda-gate ${_nccl_run} ok ${_h} cuda)
+  set_tests_properties(${_n}.cuda-gate PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing
+    ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_lib}:${_nccl}/fakecuda;HARMONICS_GATE=cuda;FAKE_CUDA_SECOND_CONTEXT=1")
+endforeach()
+# Schedd address, munged socket and settings found through harmonics.conf.
+add_test(nccl.conf-schedd ${_nccl_run} ok ${_nccl}/harness schedd ok)
+set_tests_properties(nccl.conf-schedd PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing
+  ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_nccl_lib};HARMONICS_GATE=host;USE_CONF=1")
+# The real harmonics-schedd (one leaf, no coordd) and two jobs' hooks: it
+# must learn both 200 ms rhythms and answer each hook with a schedule.
+add_test(nccl.real-schedd ${HARMONICS_SRCDIR}/testsuite/nccl/run-with-real-schedd.sh ${HARMONICS_BUILDDIR} ${_nccl}/harness)
+set_tests_properties(nccl.real-schedd PROPERTIES TIMEOUT 90 RESOURCE_LOCK nccl_timing SKIP_RETURN_CODE 77
+  ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_nccl_lib}")
+# HARMONICS_GATE=auto: cuda with a driver and a device, measuring only without.
+add_test(nccl.auto-cuda ${_nccl}/harness auto cuda)
+add_test(nccl.auto-nodevice ${_nccl}/harness auto off)
+set_tests_properties(nccl.auto-cuda PROPERTIES TIMEOUT 60
+  ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_nccl_lib}:${_nccl}/fakecuda;HARMONICS_GATE=auto;SLURM_JOB_ID=78")
+set_tests_properties(nccl.auto-nodevice PROPERTIES TIMEOUT 60
+  ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_nccl_lib}:${_nccl}/fakecuda;HARMONICS_GATE=auto;SLURM_JOB_ID=78;FAKE_CUDA_DEVICES=0")
+# Need harmonics-coordd (and prep/harmonics or harmonics-notify); skipped when not built.
+foreach(_t coordd-events coordd-away notify-fallback)
+  add_test(slurm.${_t} ${_slurm}/${_t}.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+  set_tests_properties(slurm.${_t} PROPERTIES FIXTURES_REQUIRED slurm_cluster
+    RESOURCE_LOCK slurm_cluster TIMEOUT 240 SKIP_RETURN_CODE 77)
+endforeach()
+# Plugins resolve every symbol at load and carry no solver into slurmctld.
+add_test(slurm.plugin-symbols ${_slurm}/plugin-symbols.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+set_tests_properties(slurm.plugin-symbols PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77)
+
+# --- End to end: the quickstart demo on the EMULATED testbed (testsuite/system/e2e).
+# Real Slurm, daemons and plugins with emulated trainers and fabric in real
+# time: it holds every timing lock so nothing else loads the 2 cores meanwhile.
+set(_e2e ${HARMONICS_SRCDIR}/testsuite/system/e2e)
+add_test(e2e.demo-short ${_e2e}/demo-short.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+set_tests_properties(e2e.demo-short PROPERTIES TIMEOUT 480 SKIP_RETURN_CODE 77
+  RESOURCE_LOCK "slurm_cluster;harmonics_daemons;nccl_timing")
+foreach(_d schedd coordd cancel)
+  add_test(e2e.drill-${_d} ${_e2e}/drill.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_d})
+  set_tests_properties(e2e.drill-${_d} PROPERTIES TIMEOUT 400 SKIP_RETURN_CODE 77
+    RESOURCE_LOCK "slurm_cluster;harmonics_daemons;nccl_timing")
+endforeach()

@@ -2,6 +2,8 @@
 // collectives sharing an uplink each get half of it.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../../contrib/emulator/fabric_model.h"
 #include "model/traffic.h"
 
@@ -57,4 +59,29 @@ TEST(FabricModel, LateArrivalSpeedsUpWhenTheFirstLeaves) {
     EXPECT_NEAR(done[0].end_s, 1.5, 1e-9);
     EXPECT_NEAR(done[1].end_s, 2.0, 1e-9);
     EXPECT_EQ(f.in_flight(), 0u);
+}
+
+TEST(FabricModel, OneNodeJobFinishesAtOnce) {
+    Topology t = small_fabric();
+    emu::FabricModel f(t);
+    EXPECT_FALSE(std::isfinite(f.next_completion_s()));
+    f.start(3, 9, CommPhase{}, 2.0);  // a job on one node: nothing crosses the fabric
+    auto done = f.advance(2.0);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].seq, 9u);
+    EXPECT_NEAR(done[0].end_s, 2.0, 1e-12);
+}
+
+TEST(FabricModel, JobInsideOneLeafLeavesTheUplinkAlone) {
+    // 2 racks x 3 nodes: n1-n3 under rack1, n4-n6 under rack2; 2 GB/s NICs
+    // and 3:1 oversubscribed (2 GB/s) uplinks.
+    Topology t = Topology::make_two_level(2, 3, 2e9, 3.0);
+    emu::FabricModel f(t);
+    CommPhase cross = ring_phase(t, {t.find_node("n1"), t.find_node("n4")}, 2e9);
+    f.start(1, 1, cross, 0.0);
+    f.start(2, 1, ring_phase(t, {t.find_node("n2"), t.find_node("n3")}, 2e9), 0.0);
+    auto done = f.advance(10.0);
+    ASSERT_EQ(done.size(), 2u);
+    for (const emu::Completion& c : done) EXPECT_NEAR(c.end_s, 1.0, 1e-9) << "job " << c.job;
+    EXPECT_NEAR(cross.alone_s, 1.0, 1e-9);
 }

@@ -19,10 +19,38 @@ struct CrossLeafJob {
     JobDecision decision;     // the one decision every leaf applies
 };
 
+// The outcome of one coordinated epoch over the whole cluster.
+struct CoordinationResult {
+    std::map<JobId, JobDecision> jobs;       // one decision per job that loads a leaf's uplink/downlink
+    std::map<JobId, SwitchId> owners;        // cross-leaf jobs only
+    int rounds = 0;                          // rounds of leaf decisions run
+    int unsettled = 0;                       // cross-leaf decisions still moving after the last round
+    double slowest_leaf_s = 0;               // summed over rounds: each round's slowest leaf
+    double coordinator_s = 0;                // the coordinator's own work
+    double cpu_s = 0;                        // all leaves' work added up (what one core would spend)
+    int leaves_decided = 0;
+    double predicted_cost = 0;               // summed over leaves of the last round
+};
+
 class GlobalCoordinator {
 public:
-    // Owner per cross-leaf job: the leaf whose uplink carries the most load.
+    explicit GlobalCoordinator(int max_rounds = 3) : max_rounds_(max_rounds) {}
+
+    // Owner per cross-leaf job: of the leaves it spans, the one whose uplink
+    // and downlink carry the most average load (lowest id on ties).
     std::map<JobId, SwitchId> assign_owners(const Topology& topo, const std::vector<JobProfile>& jobs) const;
+
+    // Both tiers for the whole cluster: each leaf's local scheduler decides
+    // the jobs it owns with the others' cross-leaf jobs fixed at their latest
+    // decision (last epoch's, or free-running when new); after each round the
+    // owners' decisions are handed to the other leaves, and the leaves whose
+    // fixed jobs moved decide again, for at most max_rounds rounds.
+    CoordinationResult plan(const Topology& topo, const std::vector<JobProfile>& jobs,
+                            const std::map<JobId, JobDecision>& previous, const LocalScheduler& local,
+                            double now_s) const;
+
+private:
+    int max_rounds_;
 };
 
 }  // namespace harmonics

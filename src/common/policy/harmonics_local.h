@@ -5,10 +5,13 @@
 // and harmonics-schedd both call it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <vector>
 
 #include "policy/policy.h"
+#include "policy/slot_grid.h"
+#include "policy/slot_search.h"
 
 namespace harmonics {
 
@@ -25,15 +28,47 @@ struct LeafResult {
     double predicted_cost = 0;                // predicted slowdown summed over jobs
     bool changed = false;                     // false when the previous schedule was kept
     double wall_s = 0;                        // time this decision took
+    bool optimal = false;                     // the search proved its shifts optimal
+    int free_jobs = 0;                        // owned jobs left ungated (no contention, or no common period)
+    std::int64_t search_nodes = 0;
 };
+
+// Knobs of the local scheduler beyond PolicyOptions, with the defaults the
+// evaluation uses.
+struct LocalTuning {
+    double max_stretch = 0.05;        // a harmonic period may exceed T_j by at most this fraction
+    double keep_tolerance = 0.03;     // (optimal.cpp reads it: period noise it re-plans no sooner than)
+    double guard = 0.01;              // periods get this much slack over T_j: a gate missed by a hair
+                                      // costs a whole period, and measured periods jitter
+    int max_shifts = 32;              // candidate shifts per job and period
+    int hyper_factor = 8;             // hyperperiod at most this many times the longest period
+    std::int64_t max_hyper_slots = 20000;
+    int exact_max_jobs = 8;           // branch and bound up to this many jobs, greedy + local search beyond
+    double horizon_s = 1.0;           // drift plans: how far ahead shifts are evaluated
+    // A gated plan is taken only if the collisions it still predicts cost at
+    // most this much (summed slowdown): a gated job delayed past its slack
+    // misses its slot and waits a whole period, which the excess model (a
+    // delay, not a lost period) does not see.
+    double max_gated_residual = 0.01;
+};
+
+// The leaf's links its problem is about: the uplink and downlink (absent ones skipped).
+std::vector<LinkId> leaf_links(const Topology& topo, SwitchId leaf);
+// Same gate times: both free, or the same period and phase (origin + shift
+// equal modulo the period).
+bool same_schedule(const JobDecision& a, const JobDecision& b);
+// True when `job` loads one of `links`.
+bool job_loads(const JobProfile& job, const std::vector<LinkId>& links);
 
 class LocalScheduler {
 public:
-    explicit LocalScheduler(const PolicyOptions& opts) : opts_(opts) {}
+    explicit LocalScheduler(const PolicyOptions& opts, const LocalTuning& tuning = {})
+        : opts_(opts), tuning_(tuning) {}
     LeafResult decide(const Topology& topo, const LeafProblem& problem) const;
 
 private:
     PolicyOptions opts_;
+    LocalTuning tuning_;
 };
 
 }  // namespace harmonics

@@ -1,0 +1,159 @@
+// Harmonics' Global Coordinator: owners for cross-leaf jobs and the bounded
+// rounds in which owners' decisions reach the other leaves. Everything it
+// keeps or hands over is per job (owner, shift, period).
+#include "policy/global_coordinator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <unordered_map>
+
+namespace harmonics {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Which leaf each uplink/downlink belongs to.
+std::unordered_map<LinkId, SwitchId> leaf_of_links(const Topology& topo) {
+    std::unordered_map<LinkId, SwitchId> m;
+    for (SwitchId s : topo.leaves())
+        for (LinkId l : leaf_links(topo, s)) m[l] = s;
+    return m;
+}
+
+// Per job, the leaves whose uplink/downlink it loads, with its average load there.
+struct LeafLoad {
+    std::vector<std::pair<SwitchId, double>> per_leaf;
+};
+
+std::vector<LeafLoad> leaf_loads(const Topology& topo, const std::vector<JobProfile>& jobs,
+                                 const std::unordered_map<LinkId, SwitchId>& leaf_of) {
+    std::vector<LeafLoad> out(jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const JobProfile& j = jobs[i];
+        const double T = iteration_period_s(j);
+        std::map<SwitchId, double> acc;
+        for (const CommWindow& w : comm_windows(j)) {
+            const CommPhase& ph = *w.phase;
+            if (ph.alone_s <= 0) continue;
+            for (const LinkUse& u : ph.links) {
+                auto it = leaf_of.find(u.link);
+                if (it == leaf_of.end()) continue;
+                double frac = u.multiplicity * ph.bytes_per_edge / ph.alone_s / topo.link(u.link).capacity_Bps;
+                acc[it->second] += T > 0 ? frac * (w.end_s - w.begin_s) / T : 0;
+            }
+        }
+        out[i].per_leaf.assign(acc.begin(), acc.end());
+    }
+    return out;
+}
+
+bool same_decision(const JobDecision& a, const JobDecision& b) {
+    return a.gated == b.gated && a.shift_s == b.shift_s && a.period_s == b.period_s && a.origin_s == b.origin_s;
+}
+
+}  // namespace
+
+std::map<JobId, SwitchId> GlobalCoordinator::assign_owners(const Topology& topo,
+                                                           const std::vector<JobProfile>& jobs) const {
+    const auto leaf_of = leaf_of_links(topo);
+    const std::vector<LeafLoad> loads = leaf_loads(topo, jobs, leaf_of);
+    std::unordered_map<SwitchId, double> contention;
+    for (const LeafLoad& l : loads)
+        for (const auto& [leaf, x] : l.per_leaf) contention[leaf] += x;
+    std::map<JobId, SwitchId> owners;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        if (loads[i].per_leaf.size() < 2) continue;
+        SwitchId best = -1;
+        double most = -1;
+        for (const auto& [leaf, x] : loads[i].per_leaf) {  // leaves in ascending id order
+            (void)x;
+            if (contention[leaf] > most + 1e-12) {
+                most = contention[leaf];
+                best = leaf;
+            }
+        }
+        owners[jobs[i].id] = best;
+    }
+    return owners;
+}
+
+CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vector<JobProfile>& jobs,
+                                           const std::map<JobId, JobDecision>& previous, const LocalScheduler& local,
+                                           double now_s) const {
+    const auto t0 = Clock::now();
+    CoordinationResult res;
+    res.owners = assign_owners(topo, jobs);
+    const auto leaf_of = leaf_of_links(topo);
+    const std::vector<LeafLoad> loads = leaf_loads(topo, jobs, leaf_of);
+    std::map<SwitchId, std::vector<size_t>> members;  // leaf -> jobs loading its links
+    for (size_t i = 0; i < jobs.size(); ++i)
+        for (const auto& [leaf, x] : loads[i].per_leaf) {
+            (void)x;
+            members[leaf].push_back(i);
+        }
+    // Latest decision of every job: last epoch's, then each round's. For
+    // cross-leaf jobs this is what the coordinator hands to the other leaves.
+    std::map<JobId, JobDecision> current = previous;
+    std::map<SwitchId, LeafResult> results;
+    std::set<SwitchId> dirty;
+    for (const auto& [leaf, m] : members) dirty.insert(leaf);
+    double leaf_total = 0;
+    while (!dirty.empty() && res.rounds < max_rounds_) {
+        res.rounds++;
+        double slowest = 0;
+        for (SwitchId leaf : dirty) {
+            LeafProblem pb;
+            pb.leaf = leaf;
+            pb.now_s = now_s;
+            for (size_t i : members[leaf]) {
+                const JobProfile& j = jobs[i];
+                pb.jobs.push_back(j);
+                auto o = res.owners.find(j.id);
+                if (o != res.owners.end() && o->second != leaf) {
+                    auto c = current.find(j.id);
+                    pb.fixed[j.id] = c != current.end() ? c->second : JobDecision{};  // undecided: runs free
+                } else if (auto p = current.find(j.id); p != current.end()) {
+                    pb.previous[j.id] = p->second;
+                }
+            }
+            LeafResult r = local.decide(topo, pb);
+            slowest = std::max(slowest, r.wall_s);
+            leaf_total += r.wall_s;
+            results[leaf] = std::move(r);
+        }
+        res.slowest_leaf_s += slowest;
+        // Hand owners' decisions to the other leaves; those whose fixed jobs moved decide again.
+        std::set<JobId> moved;
+        for (SwitchId leaf : dirty)
+            for (const auto& [id, d] : results[leaf].jobs) {
+                auto c = current.find(id);
+                bool same = c != current.end() && same_decision(c->second, d);
+                current[id] = d;
+                if (!same && res.owners.count(id)) moved.insert(id);
+            }
+        std::set<SwitchId> next;
+        for (size_t i = 0; i < jobs.size(); ++i) {
+            if (!moved.count(jobs[i].id)) continue;
+            const SwitchId owner = res.owners.at(jobs[i].id);
+            for (const auto& [leaf, x] : loads[i].per_leaf) {
+                (void)x;
+                if (leaf != owner) next.insert(leaf);
+            }
+        }
+        res.unsettled = static_cast<int>(moved.size());
+        dirty = std::move(next);
+    }
+    if (dirty.empty()) res.unsettled = 0;
+    for (const auto& [leaf, r] : results) {
+        res.predicted_cost += r.predicted_cost;
+        for (const auto& [id, d] : r.jobs) res.jobs[id] = d;
+    }
+    res.leaves_decided = static_cast<int>(results.size());
+    res.cpu_s = leaf_total;
+    double total = std::chrono::duration<double>(Clock::now() - t0).count();
+    res.coordinator_s = std::max(0.0, total - leaf_total);
+    return res;
+}
+
+}  // namespace harmonics

@@ -1,0 +1,471 @@
+// Harmonics' Local Scheduler: builds the leaf's slot-grid problem (harmonic
+// periods, fixed cross-leaf jobs, free-running jobs as background), searches
+// it, and keeps last epoch's schedule unless the new one is predicted to be
+// better by more than the change threshold.
+#include "policy/harmonics_local.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace harmonics {
+
+std::vector<LinkId> leaf_links(const Topology& topo, SwitchId leaf) {
+    std::vector<LinkId> out;
+    const Switch& s = topo.sw(leaf);
+    if (s.up >= 0) out.push_back(s.up);
+    if (s.down >= 0) out.push_back(s.down);
+    return out;
+}
+
+bool job_loads(const JobProfile& job, const std::vector<LinkId>& links) {
+    for (const CommPhase& ph : job.phases)
+        for (const LinkUse& u : ph.links)
+            if (std::find(links.begin(), links.end(), u.link) != links.end()) return true;
+    return false;
+}
+
+namespace {
+
+// Shift in slots of a decision on a grid of `period` slots starting at slot
+// `origin` (absolute, from time 0).
+int decision_shift(const JobDecision& d, double slot_s, int period, long origin) {
+    long s = std::lround((d.origin_s + d.shift_s) / slot_s) - origin;
+    return static_cast<int>(((s % period) + period) % period);
+}
+
+int decision_period(const JobDecision& d, double slot_s) {
+    return d.gated && d.period_s > 0 ? static_cast<int>(std::lround(d.period_s / slot_s)) : 0;
+}
+
+struct Built {
+    SlotProblem sp;
+    long origin = 0;                  // grid origin, in slots from time 0
+    std::vector<size_t> job_of;       // sp.jobs[i] is problem.jobs[job_of[i]]
+    std::vector<int> warm;            // last epoch's shift per sp job, -1 when none
+    std::vector<size_t> free_owned;   // owned jobs left ungated
+};
+
+// The ways a leaf can run its jobs: harmonic periods sharing a hyperperiod,
+// periods of their own that drift against each other (planned over a
+// horizon and re-planned every epoch), or no gate at all.
+struct Plans {
+    Built harmonic;
+    Built drift;
+    double all_free_cost = 0;
+};
+
+// Peak demand of every job summed per link stays within capacity: no
+// collision is possible, so nobody needs a gate (or a stretched period).
+bool contention_free(const SlotProblem& probe) {
+    std::vector<double> peak(probe.links.size(), 0);
+    for (size_t k = 0; k < probe.links.size(); ++k) {
+        peak[k] = probe.links[k].background;
+        for (const auto& [y, p] : probe.links[k].background_mix) peak[k] = std::max(peak[k], probe.links[k].background + y);
+    }
+    for (const SlotJob& j : probe.jobs)
+        for (const SlotDemand& d : j.demand) peak[d.link] += *std::max_element(d.pattern.begin(), d.pattern.end());
+    for (double x : peak)
+        if (x > 1.0 + 1e-9) return false;
+    return true;
+}
+
+// Slots job i's windows last, rounded up: packing bursts back to back needs
+// shifts that differ by these lengths.
+void burst_lengths(const SlotJob& j, std::vector<std::int64_t>& out) {
+    for (const SlotDemand& d : j.demand) {
+        int run = 0;
+        const int P = static_cast<int>(d.pattern.size());
+        for (int t = 0; t < 2 * P; ++t) {
+            if (d.pattern[t % P] > 0 && run < P) {
+                ++run;
+            } else {
+                if (run > 0 && t > run) out.push_back(run);  // a full burst seen (not cut at t = 0)
+                run = 0;
+            }
+        }
+    }
+}
+
+// Candidate shifts: a grid whose step divides the periods and burst lengths
+// when it can (so bursts can sit back to back), at most `max_shifts` per job,
+// aligned to the end of a fixed job's burst, plus last epoch's shift.
+void choose_shifts(SlotProblem& sp, const std::vector<int>& warm, int max_shifts) {
+    std::vector<std::int64_t> lens;
+    std::int64_t g = 0;
+    for (const SlotJob& j : sp.jobs) {
+        g = gcd64(g, j.period_slots);
+        burst_lengths(j, lens);
+    }
+    for (std::int64_t l : lens) g = gcd64(g, l);
+    if (g <= 0) g = 1;
+    std::int64_t mode = 0;
+    {
+        std::map<std::int64_t, int> count;
+        int most = 0;
+        for (std::int64_t l : lens)
+            if (++count[l] > most || (count[l] == most && l < mode)) {
+                most = count[l];
+                mode = l;
+            }
+    }
+    std::vector<int> anchors;  // where a fixed job's burst ends, in hyperperiod slots
+    for (const SlotJob& f : sp.jobs) {
+        if (f.fixed_shift < 0) continue;
+        for (const SlotDemand& d : f.demand) {
+            const int P = f.period_slots;
+            for (int t = 0; t < P; ++t)
+                if (d.pattern[t] > 0 && d.pattern[(t + 1) % P] <= 0) anchors.push_back(f.fixed_shift + t + 1);
+        }
+    }
+    for (size_t i = 0; i < sp.jobs.size(); ++i) {
+        SlotJob& j = sp.jobs[i];
+        if (j.fixed_shift >= 0) continue;
+        const std::int64_t P = j.period_slots;
+        std::int64_t step = g * std::max<std::int64_t>(1, (P / g + max_shifts - 1) / max_shifts);
+        // When the common divisor is too fine for the candidate budget, step
+        // by the most common burst length instead: equal bursts then tile.
+        if (P / g > max_shifts && mode > 0) step = mode * std::max<std::int64_t>(1, (P / mode + max_shifts - 1) / max_shifts);
+        std::int64_t off = anchors.empty() ? 0 : anchors.front() % step;
+        j.shifts.clear();
+        for (std::int64_t s = off; s < P; s += step) j.shifts.push_back(static_cast<int>(s));
+        for (int a : anchors) j.shifts.push_back(a % P);
+        if (warm[i] >= 0) j.shifts.push_back(warm[i]);
+        std::sort(j.shifts.begin(), j.shifts.end());
+        j.shifts.erase(std::unique(j.shifts.begin(), j.shifts.end()), j.shifts.end());
+    }
+}
+
+}  // namespace
+
+bool same_schedule(const JobDecision& a, const JobDecision& b) {
+    if (a.gated != b.gated) return false;
+    if (!a.gated) return true;
+    if (std::abs(a.period_s - b.period_s) > 1e-12) return false;
+    double phase = std::fmod(std::abs(a.origin_s + a.shift_s - b.origin_s - b.shift_s), a.period_s);
+    return phase < 1e-9 || a.period_s - phase < 1e-9;
+}
+
+namespace {
+
+class LeafBuilder {
+public:
+    LeafBuilder(const PolicyOptions& o, const LocalTuning& t, const Topology& topo, const LeafProblem& pb)
+        : opts_(o), tune_(t), topo_(topo), pb_(pb) {}
+
+    Plans build() const {
+        const size_t n = pb_.jobs.size();
+        std::vector<double> T(n), target(n);
+        std::vector<int> fixed(n, 0), with_prev(n, 0);
+        const std::vector<double> factor = load_factors();
+        std::int64_t longest = 1;
+        for (size_t i = 0; i < n; ++i) {
+            const JobProfile& j = pb_.jobs[i];
+            T[i] = iteration_period_s(j);
+            // The least period the job can keep: its own T, slack for noise,
+            // and its share of a link that is overloaded even on average.
+            target[i] = T[i] * factor[i] * (1 + tune_.guard);
+            longest = std::max<std::int64_t>(longest, std::llround(std::ceil(target[i] * (1 + tune_.max_stretch) / opts_.slot_s)));
+            auto f = pb_.fixed.find(j.id);
+            if (f != pb_.fixed.end()) {
+                fixed[i] = decision_period(f->second, opts_.slot_s);
+                if (fixed[i] == 0) fixed[i] = -1;  // runs free, decided elsewhere
+            }
+            with_prev[i] = fixed[i];
+            auto p = pb_.previous.find(j.id);
+            if (fixed[i] == 0 && p != pb_.previous.end()) {
+                int per = decision_period(p->second, opts_.slot_s);
+                double ps = per * opts_.slot_s;
+                if (per > 0 && ps >= T[i] * factor[i] - 1e-12 && ps <= target[i] * (1 + tune_.max_stretch) + 1e-12)
+                    with_prev[i] = per;
+            }
+        }
+        Plans plans;
+        const std::int64_t cap = std::min<std::int64_t>(tune_.max_hyper_slots, longest * tune_.hyper_factor);
+        std::vector<int> per = periods(target, with_prev, cap);
+        std::vector<int> fresh = periods(target, fixed, cap);
+        if (count_placed(fresh, fixed) > count_placed(per, fixed)) per = fresh;
+        plans.harmonic = assemble(per, fixed, cap, 0, true);
+        // Drift: every job at its own least period (last epoch's when still
+        // valid), over a horizon starting now.
+        std::vector<int> own(n);
+        for (size_t i = 0; i < n; ++i)
+            own[i] = with_prev[i] != 0 ? with_prev[i] : static_cast<int>(std::ceil(target[i] / opts_.slot_s - 1e-9));
+        std::int64_t horizon = std::max<std::int64_t>(std::llround(tune_.horizon_s / opts_.slot_s), 2 * longest);
+        horizon = std::min<std::int64_t>(horizon, tune_.max_hyper_slots);
+        plans.drift = assemble(own, fixed, horizon, std::lround(std::floor(pb_.now_s / opts_.slot_s)), false);
+        // No gate: every owned job runs free at a random phase.
+        std::vector<int> none = own;
+        for (size_t i = 0; i < n; ++i)
+            if (fixed[i] == 0) none[i] = 0;
+        Built f = assemble(none, fixed, horizon, plans.drift.origin, false);
+        plans.all_free_cost = predicted_cost(f.sp, f.warm);
+        return plans;
+    }
+
+private:
+    // harmonic_periods over the jobs that are not free-running-by-decree (-1).
+    std::vector<int> periods(const std::vector<double>& T, const std::vector<int>& fixed, std::int64_t cap) const {
+        std::vector<double> t2;
+        std::vector<int> f2, idx;
+        for (size_t i = 0; i < T.size(); ++i)
+            if (fixed[i] >= 0) {
+                t2.push_back(T[i]);
+                f2.push_back(fixed[i]);
+                idx.push_back(static_cast<int>(i));
+            }
+        std::vector<int> got = harmonic_periods(t2, f2, opts_.slot_s, tune_.max_stretch, cap);
+        std::vector<int> out(T.size(), 0);
+        for (size_t k = 0; k < idx.size(); ++k) out[idx[k]] = got[k];
+        return out;
+    }
+
+    static int count_placed(const std::vector<int>& per, const std::vector<int>& fixed) {
+        int c = 0;
+        for (size_t i = 0; i < per.size(); ++i) c += per[i] > 0 && fixed[i] == 0;
+        return c;
+    }
+
+    // Per job, the average load of the most loaded leaf link it crosses when
+    // that exceeds 1 (else 1): no schedule fits more than the link carries,
+    // so such jobs' periods stretch to the link-load bound.
+    std::vector<double> load_factors() const {
+        SlotProblem sp = empty_problem();
+        std::vector<double> rho(sp.links.size(), 0);
+        std::vector<std::vector<double>> use(pb_.jobs.size(), std::vector<double>(sp.links.size(), 0));
+        for (size_t i = 0; i < pb_.jobs.size(); ++i)
+            for (size_t k = 0; k < sp.links.size(); ++k) {
+                use[i][k] = average_load(sp, pb_.jobs[i], static_cast<int>(k));
+                rho[k] += use[i][k];
+            }
+        std::vector<double> f(pb_.jobs.size(), 1.0);
+        for (size_t i = 0; i < pb_.jobs.size(); ++i)
+            for (size_t k = 0; k < sp.links.size(); ++k)
+                if (use[i][k] > 0) f[i] = std::max(f[i], rho[k]);
+        return f;
+    }
+
+    // Work a link cannot carry is made up at the alone rate of the jobs it
+    // belongs to: a job using a fraction f of the link needs 1/f as long, so
+    // each link's excess is weighted by 1 / (its jobs' typical fraction).
+    void rate_weights(SlotProblem& sp) const {
+        for (size_t k = 0; k < sp.links.size(); ++k) {
+            double num = 0, den = 0;
+            for (const JobProfile& j : pb_.jobs) {
+                double avg = average_load(sp, j, static_cast<int>(k));
+                num += peak_load(sp, j, static_cast<int>(k)) * avg;
+                den += avg;
+            }
+            double typical = den > 0 ? std::max(0.05, num / den) : 1.0;
+            sp.links[k].weight = 1.0 / sp.links.size() / typical;
+        }
+    }
+
+    SlotProblem empty_problem() const {
+        SlotProblem sp;
+        sp.slot_s = opts_.slot_s;
+        std::vector<LinkId> links = leaf_links(topo_, pb_.leaf);
+        for (LinkId l : links) sp.links.push_back({l, topo_.link(l).capacity_Bps, 0, 1.0 / links.size()});
+        return sp;
+    }
+
+    // cyclic: `span` caps the hyperperiod; otherwise it is the horizon.
+    Built assemble(const std::vector<int>& per, const std::vector<int>& fixed, std::int64_t span, long origin,
+                   bool cyclic) const {
+        Built b;
+        b.sp = empty_problem();
+        b.sp.cyclic = cyclic;
+        b.origin = origin;
+        for (size_t i = 0; i < pb_.jobs.size(); ++i) {
+            const JobProfile& j = pb_.jobs[i];
+            if (per[i] <= 0) {
+                for (size_t k = 0; k < b.sp.links.size(); ++k) {
+                    double peak = peak_load(b.sp, j, static_cast<int>(k));
+                    if (peak > 0)
+                        add_free_job(b.sp.links[k], peak, average_load(b.sp, j, static_cast<int>(k)) / peak);
+                }
+                if (fixed[i] == 0) b.free_owned.push_back(i);
+                continue;
+            }
+            int at = add_slot_job(b.sp, j, per[i], 0, tune_.max_shifts);
+            b.job_of.push_back(i);
+            int warm = -1;
+            auto f = pb_.fixed.find(j.id);
+            if (f != pb_.fixed.end()) {
+                b.sp.jobs[at].fixed_shift = decision_shift(f->second, opts_.slot_s, per[i], origin);
+            } else {
+                auto p = pb_.previous.find(j.id);
+                if (p != pb_.previous.end() && decision_period(p->second, opts_.slot_s) == per[i])
+                    warm = decision_shift(p->second, opts_.slot_s, per[i], origin);
+            }
+            b.warm.push_back(b.sp.jobs[at].fixed_shift >= 0 ? b.sp.jobs[at].fixed_shift : warm);
+        }
+        rate_weights(b.sp);
+        if (cyclic) finalize_hyperperiod(b.sp, span);
+        else b.sp.hyperperiod_slots = static_cast<int>(span);
+        choose_shifts(b.sp, b.warm, tune_.max_shifts);
+        return b;
+    }
+
+    const PolicyOptions& opts_;
+    const LocalTuning& tune_;
+    const Topology& topo_;
+    const LeafProblem& pb_;
+};
+
+}  // namespace
+
+namespace {
+
+// The cost of an assignment with no collision at all.
+double stretch_only(const SlotProblem& sp) {
+    double c = 0;
+    for (const SlotJob& j : sp.jobs)
+        if (j.isolated_period_s > 0) c += j.period_slots * sp.slot_s / j.isolated_period_s - 1;
+    return c;
+}
+
+SlotSolution search(const SlotProblem& sp, const LocalTuning& t, double budget_s, const std::vector<int>* warm,
+                    SearchStats* st) {
+    int open = 0;
+    for (const SlotJob& j : sp.jobs) open += j.fixed_shift < 0;
+    // Three quarters of the budget to the search, the rest to the off-grid polish.
+    const double main_s = budget_s * 0.75;
+    SlotSolution s = open <= t.exact_max_jobs ? solve_exact(sp, main_s, warm, st) : solve_greedy(sp, main_s, warm, st);
+    // Polish collisions away off the grid, or, when none is left, pack the
+    // bursts so a newcomer finds one gap.
+    if (s.cost > stretch_only(sp) + 1e-12) return refine_with_anchors(sp, s, budget_s - main_s, st);
+    return compact_bursts(sp, s);
+}
+
+// Last epoch's schedule, with jobs that have none placed around it.
+SlotSolution keep_previous(const SlotProblem& sp, const std::vector<int>& warm, const LocalTuning& t, double budget_s,
+                           SearchStats* st) {
+    bool complete = std::all_of(warm.begin(), warm.end(), [](int s) { return s >= 0; });
+    if (complete) return {warm, predicted_cost(sp, warm), false, 0};
+    SlotProblem sub = sp;
+    for (size_t i = 0; i < sub.jobs.size(); ++i)
+        if (warm[i] >= 0) sub.jobs[i].fixed_shift = warm[i];
+    SlotSolution s = search(sub, t, budget_s, nullptr, st);
+    s.optimal = false;
+    return s;
+}
+
+}  // namespace
+
+namespace {
+
+// One plan searched: its best assignment, and whether that is simply last
+// epoch's schedule kept.
+struct Searched {
+    SlotSolution sol;
+    bool kept = false;
+    bool open = false;   // the plan has jobs of this leaf to place
+    bool calm = false;   // no collision is possible at all
+};
+
+Searched search_plan(const Built& b, const LocalTuning& t, double budget_s, double threshold, SearchStats* st) {
+    Searched out;
+    for (const SlotJob& j : b.sp.jobs) out.open = out.open || j.fixed_shift < 0;
+    if (!out.open) return out;
+    out.calm = contention_free(b.sp);
+    bool had_previous = false;
+    for (size_t k = 0; k < b.sp.jobs.size(); ++k) had_previous = had_previous || (b.sp.jobs[k].fixed_shift < 0 && b.warm[k] >= 0);
+    if (!had_previous) {
+        out.sol = search(b.sp, t, budget_s, nullptr, st);
+        return out;
+    }
+    SlotSolution keep = keep_previous(b.sp, b.warm, t, budget_s / 2, st);
+    out.sol = search(b.sp, t, budget_s / 2, &keep.shift, st);
+    // Running jobs move only for a gain worth the disruption.
+    if (out.sol.cost >= keep.cost - threshold) {
+        out.sol = keep;
+        out.kept = std::all_of(b.warm.begin(), b.warm.end(), [](int s) { return s >= 0; });
+    }
+    return out;
+}
+
+}  // namespace
+
+LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& problem) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    LeafResult res;
+    Plans plans = LeafBuilder(opts_, tuning_, topo, problem).build();
+    const double thr = opts_.change_threshold;
+    bool was_free = true, any_owned = false;
+    for (const JobProfile& j : problem.jobs) {
+        if (problem.fixed.count(j.id)) continue;
+        any_owned = true;
+        auto p = problem.previous.find(j.id);
+        was_free = was_free && p != problem.previous.end() && !p->second.gated;
+    }
+    SearchStats st;
+    // The searches get 60% of the leaf's budget; building the plans is the rest.
+    // A gated plan costs at least its stretch: when running free is already
+    // cheaper than that (with the change threshold in the gated plan's
+    // favour), the plan is not searched at all.
+    const double free_score = plans.all_free_cost - (was_free ? thr : 0);
+    auto worth = [&](const Built& b) { return stretch_only(b.sp) - thr < free_score; };
+    Searched h;
+    if (worth(plans.harmonic)) h = search_plan(plans.harmonic, tuning_, opts_.local_budget_s * 0.3, thr, &st);
+    else h.calm = contention_free(plans.harmonic.sp);
+    // Nothing can collide: nobody needs a gate.
+    bool calm = h.calm && plans.harmonic.free_owned.empty();
+    Searched d;
+    // Drifting can only beat a collision-free harmonic plan by its smaller
+    // stretch: not worth a second search.
+    bool harmonic_clean = h.open && plans.harmonic.free_owned.empty() &&
+                          h.sol.cost <= stretch_only(plans.harmonic.sp) + 1e-9;
+    if (!calm && any_owned && !harmonic_clean && worth(plans.drift))
+        d = search_plan(plans.drift, tuning_, opts_.local_budget_s * 0.3, thr, &st);
+    res.search_nodes = st.nodes;
+    // Keeping last epoch's way of running counts the change threshold in its favour.
+    const Built* chosen = nullptr;
+    const Searched* won = nullptr;
+    double best = free_score;
+    res.predicted_cost = plans.all_free_cost;
+    if (!calm) {
+        for (const auto& [b, s] : {std::pair<const Built*, const Searched*>{&plans.harmonic, &h}, {&plans.drift, &d}}) {
+            if (!s->open) continue;
+            if (s->sol.cost - stretch_only(b->sp) > tuning_.max_gated_residual) continue;
+            double score = s->sol.cost - (s->kept ? thr : 0);
+            if (score < best - 1e-12) {
+                best = score;
+                chosen = b;
+                won = s;
+                res.predicted_cost = s->sol.cost;
+            }
+        }
+    } else {
+        res.optimal = true;
+    }
+    if (won) res.optimal = won->sol.optimal;
+    if (chosen) {
+        const Built& b = *chosen;
+        for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
+            if (b.sp.jobs[k].fixed_shift >= 0) continue;
+            JobDecision dec;
+            dec.gated = true;
+            dec.period_s = b.sp.jobs[k].period_slots * opts_.slot_s;
+            dec.shift_s = won->sol.shift[k] * opts_.slot_s;
+            dec.origin_s = b.origin * opts_.slot_s;
+            dec.owner_leaf = problem.leaf;
+            res.jobs[problem.jobs[b.job_of[k]].id] = dec;
+        }
+    }
+    for (const JobProfile& j : problem.jobs) {
+        if (problem.fixed.count(j.id) || res.jobs.count(j.id)) continue;
+        JobDecision dec;
+        dec.owner_leaf = problem.leaf;
+        res.jobs[j.id] = dec;
+        res.free_jobs++;
+    }
+    for (const auto& [id, dec] : res.jobs) {
+        auto p = problem.previous.find(id);
+        if (p == problem.previous.end() || !same_schedule(p->second, dec)) res.changed = true;
+    }
+    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+}
+
+}  // namespace harmonics

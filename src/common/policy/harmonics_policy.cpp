@@ -1,0 +1,44 @@
+// harmonics as a Policy (what harmonics-sim runs): one local scheduler per leaf
+// switch and the global coordinator, with last epoch's decisions as the warm
+// start. The reported scheduling time is the cluster's wall time with leaves
+// in parallel: per round the slowest leaf, plus the coordinator's own work.
+#include "policy/global_coordinator.h"
+#include "policy/harmonics_local.h"
+#include "policy/policy.h"
+
+namespace harmonics {
+namespace {
+
+class HarmonicsPolicy : public Policy {
+public:
+    explicit HarmonicsPolicy(const PolicyOptions& opts) : local_(opts) {}
+    std::string name() const override { return "harmonics"; }
+
+    Decisions decide(const Topology& topo, const std::vector<JobProfile>& jobs, double now_s, EpochReason) override {
+        // Departed jobs leave the warm start.
+        std::map<JobId, JobDecision> previous;
+        for (const JobProfile& j : jobs) {
+            auto p = previous_.find(j.id);
+            if (p != previous_.end()) previous.insert(*p);
+        }
+        CoordinationResult r = coordinator_.plan(topo, jobs, previous, local_, now_s);
+        previous_ = r.jobs;
+        Decisions d;
+        d.jobs = std::move(r.jobs);
+        d.sched_time_s = r.slowest_leaf_s + r.coordinator_s;
+        return d;
+    }
+
+private:
+    LocalScheduler local_;
+    GlobalCoordinator coordinator_;
+    std::map<JobId, JobDecision> previous_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_harmonics_policy(const PolicyOptions& opts) {
+    return std::make_unique<HarmonicsPolicy>(opts);
+}
+
+}  // namespace harmonics

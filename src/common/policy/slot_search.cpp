@@ -1,0 +1,458 @@
+// Greedy + local search and branch and bound over the slot-grid problem, both
+// on an incremental load state: placing a job at a shift touches only the
+// slots where it communicates.
+#include "policy/slot_search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <numeric>
+
+namespace harmonics {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct SparseDemand {
+    int link;
+    std::vector<std::pair<int, double>> nz;  // (slot in period, capacity fraction)
+};
+
+// slot_excess of one link with suffix sums over its background mix, so a
+// slot costs a binary search instead of a walk over the mix.
+class ExcessFn {
+public:
+    explicit ExcessFn(const SlotLink& l) : weight_(l.weight) {
+        for (const auto& [y, p] : l.background_mix) y_.push_back(y);
+        psuf_.assign(y_.size() + 1, 0);
+        ysuf_.assign(y_.size() + 1, 0);
+        for (size_t k = y_.size(); k-- > 0;) {
+            psuf_[k] = psuf_[k + 1] + l.background_mix[k].second;
+            ysuf_[k] = ysuf_[k + 1] + l.background_mix[k].second * l.background_mix[k].first;
+        }
+    }
+    // Weighted excess of a slot whose jobs' load (background included) is x.
+    double operator()(double x) const {
+        if (y_.empty()) return weight_ * std::max(0.0, x - 1.0);
+        // Mix values with x + y > 1 contribute p·(x + y - 1).
+        size_t k = std::upper_bound(y_.begin(), y_.end(), 1.0 - x) - y_.begin();
+        return weight_ * std::max(0.0, (x - 1.0) * psuf_[k] + ysuf_[k]);
+    }
+
+private:
+    double weight_;
+    std::vector<double> y_, psuf_, ysuf_;
+};
+
+// Link loads over one hyperperiod and the weighted excess they carry.
+class LoadState {
+public:
+    explicit LoadState(const SlotProblem& p) : p_(p), H_(p.hyperperiod_slots) {
+        load_.resize(p.links.size());
+        for (size_t k = 0; k < p.links.size(); ++k) load_[k].assign(H_, p.links[k].background);
+        for (const SlotLink& l : p.links) fn_.emplace_back(l);
+        for (size_t k = 0; k < p.links.size(); ++k)
+            for (double x : load_[k]) excess_ += fn_[k](x);
+        jobs_.resize(p.jobs.size());
+        weight_.resize(p.jobs.size(), 0);
+        for (size_t i = 0; i < p.jobs.size(); ++i) {
+            for (const SlotDemand& d : p.jobs[i].demand) {
+                SparseDemand s{d.link, {}};
+                for (int t = 0; t < static_cast<int>(d.pattern.size()); ++t)
+                    if (d.pattern[t] > 0) {
+                        s.nz.push_back({t, d.pattern[t]});
+                        weight_[i] += d.pattern[t] / d.pattern.size();
+                    }
+                if (!s.nz.empty()) jobs_[i].push_back(std::move(s));
+            }
+        }
+    }
+
+    // Weighted excess job i would add at shift s (> 0 only where it overloads).
+    double delta(size_t i, int s) const {
+        double d = 0;
+        for_each_slot(i, s, [&](int link, int tau, double v) {
+            double before = load_[link][tau];
+            d += fn_[link](before + v) - fn_[link](before);
+        });
+        return d;
+    }
+    // Places (+1) or removes (-1) job i at shift s; returns the change in excess.
+    double apply(size_t i, int s, int sign) {
+        double d = 0;
+        for_each_slot(i, s, [&](int link, int tau, double v) {
+            double& L = load_[link][tau];
+            double before = L;
+            L += sign * v;
+            d += fn_[link](L) - fn_[link](before);
+        });
+        excess_ += d;
+        return d;
+    }
+    double excess() const { return excess_; }
+    double job_weight(size_t i) const { return weight_[i]; }
+
+private:
+    // Calls f(link, slot of the hyperperiod, demand) for every slot job i
+    // communicates in when its first collective starts at slot s.
+    template <typename F>
+    void for_each_slot(size_t i, int s, F&& f) const {
+        const int P = p_.jobs[i].period_slots;
+        for (const SparseDemand& sd : jobs_[i])
+            for (const auto& [t, v] : sd.nz) {
+                int base = t + s;
+                if (base >= P) base -= P;
+                for (int tau = base; tau < H_; tau += P) f(sd.link, tau, v);
+            }
+    }
+
+    const SlotProblem& p_;
+    int H_;
+    std::vector<std::vector<double>> load_;
+    std::vector<ExcessFn> fn_;
+    std::vector<std::vector<SparseDemand>> jobs_;
+    std::vector<double> weight_;
+    double excess_ = 0;
+};
+
+double stretch_cost(const SlotProblem& p) {
+    double c = 0;
+    for (const SlotJob& j : p.jobs)
+        if (j.isolated_period_s > 0) c += j.period_slots * p.slot_s / j.isolated_period_s - 1;
+    return c;
+}
+
+// Variable jobs, heaviest first (they have the fewest good places).
+std::vector<size_t> search_order(const SlotProblem& p, const LoadState& st) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < p.jobs.size(); ++i)
+        if (p.jobs[i].fixed_shift < 0) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return st.job_weight(a) > st.job_weight(b); });
+    return order;
+}
+
+void place_fixed(const SlotProblem& p, LoadState& st, std::vector<int>& shift) {
+    for (size_t i = 0; i < p.jobs.size(); ++i)
+        if (p.jobs[i].fixed_shift >= 0) {
+            shift[i] = p.jobs[i].fixed_shift;
+            st.apply(i, shift[i], +1);
+        }
+}
+
+// The candidate of job i adding the least excess (first such on ties, or
+// `prefer` when it ties with the best).
+int best_shift(const SlotProblem& p, const LoadState& st, size_t i, int prefer, double* best_delta) {
+    int best = -1;
+    double bd = std::numeric_limits<double>::infinity();
+    if (prefer >= 0) {
+        best = prefer;
+        bd = st.delta(i, prefer);
+    }
+    for (int s : p.jobs[i].shifts) {
+        if (bd <= 1e-12) break;
+        double d = st.delta(i, s);
+        if (d < bd - 1e-12) {
+            bd = d;
+            best = s;
+        }
+    }
+    if (best_delta) *best_delta = bd;
+    return best;
+}
+
+// Best response for every job in turn until none moves or time is up.
+void local_search(const SlotProblem& p, LoadState& st, std::vector<int>& shift, const std::vector<size_t>& order,
+                  Clock::time_point deadline, SearchStats& stats) {
+    bool moved = true;
+    while (moved) {
+        moved = false;
+        for (size_t i : order) {
+            if (Clock::now() > deadline) return;
+            double cur = -st.apply(i, shift[i], -1);
+            double bd = 0;
+            int s = best_shift(p, st, i, shift[i], &bd);
+            stats.nodes++;
+            if (bd < cur - 1e-12) moved = true;
+            shift[i] = s;
+            st.apply(i, s, +1);
+        }
+    }
+}
+
+struct Greedy {
+    std::vector<int> shift;
+    double excess;
+};
+
+Greedy greedy_from(const SlotProblem& p, const std::vector<int>* start, Clock::time_point deadline,
+                   SearchStats& stats) {
+    LoadState st(p);
+    std::vector<int> shift(p.jobs.size(), 0);
+    place_fixed(p, st, shift);
+    std::vector<size_t> order = search_order(p, st);
+    for (size_t i : order) {
+        // Out of time: the rest go to their first candidate (or warm shift) unsearched.
+        if (start) shift[i] = (*start)[i];
+        else if (Clock::now() > deadline) shift[i] = p.jobs[i].shifts.front();
+        else shift[i] = best_shift(p, st, i, -1, nullptr);
+        st.apply(i, shift[i], +1);
+    }
+    local_search(p, st, shift, order, deadline, stats);
+    return {shift, st.excess()};
+}
+
+bool valid_warm(const SlotProblem& p, const std::vector<int>* warm) {
+    if (!warm || warm->size() != p.jobs.size()) return false;
+    for (size_t i = 0; i < p.jobs.size(); ++i)
+        if ((*warm)[i] < 0 || (*warm)[i] >= p.jobs[i].period_slots) return false;
+    return true;
+}
+
+}  // namespace
+
+SlotSolution solve_greedy(const SlotProblem& p, double budget_s, const std::vector<int>* warm, SearchStats* stats) {
+    SearchStats local;
+    SearchStats& ss = stats ? *stats : local;
+    const Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+    // From last epoch's shifts when there are any (local search from there);
+    // from scratch as well only while the problem is small enough for both.
+    Greedy best;
+    const bool has_warm = valid_warm(p, warm);
+    if (has_warm) best = greedy_from(p, warm, deadline, ss);
+    if (!has_warm || p.jobs.size() <= 16) {
+        Greedy g = greedy_from(p, nullptr, deadline, ss);
+        if (!has_warm || g.excess < best.excess - 1e-12) best = std::move(g);
+    }
+    ss.completed = Clock::now() <= deadline;
+    SlotSolution sol;
+    sol.shift = best.shift;
+    sol.cost = stretch_cost(p) + (p.hyperperiod_slots > 0 ? best.excess / p.hyperperiod_slots : 0);
+    return sol;
+}
+
+namespace {
+
+class BranchAndBound {
+public:
+    BranchAndBound(const SlotProblem& p, Clock::time_point deadline, SearchStats& stats)
+        : p_(p), st_(p), deadline_(deadline), stats_(stats), shift_(p.jobs.size(), 0) {
+        place_fixed(p, st_, shift_);
+        order_ = search_order(p, st_);
+        // All shifts of a rotation give the same cost when nothing is fixed
+        // and every job may take every slot: pin the first job to slot 0.
+        bool any_fixed = order_.size() != p.jobs.size();
+        bool full = true;
+        for (size_t i : order_) full = full && static_cast<int>(p.jobs[i].shifts.size()) == p.jobs[i].period_slots;
+        pin_first_ = p.cyclic && !any_fixed && full && !order_.empty();
+    }
+
+    void run(std::vector<int> incumbent, double incumbent_excess) {
+        best_ = std::move(incumbent);
+        best_excess_ = incumbent_excess;
+        dfs(0);
+    }
+    bool aborted() const { return aborted_; }
+    const std::vector<int>& best() const { return best_; }
+    double best_excess() const { return best_excess_; }
+
+private:
+    void dfs(size_t depth) {
+        if (aborted_) return;
+        ++stats_.nodes;
+        if (Clock::now() > deadline_) {  // a node costs far more than reading the clock
+            aborted_ = true;
+            return;
+        }
+        if (depth == order_.size()) {
+            if (st_.excess() < best_excess_ - 1e-12) {
+                best_excess_ = st_.excess();
+                best_ = shift_;
+            }
+            return;
+        }
+        // Least excess each open job could still add, against today's loads.
+        double rest = 0;
+        for (size_t d = depth + 1; d < order_.size(); ++d) {
+            double m = 0;
+            best_shift(p_, st_, order_[d], -1, &m);
+            rest += m;
+        }
+        const size_t i = order_[depth];
+        std::vector<std::pair<double, int>> kids;
+        if (depth == 0 && pin_first_) {
+            kids.push_back({st_.delta(i, 0), 0});
+        } else {
+            for (int s : p_.jobs[i].shifts) kids.push_back({st_.delta(i, s), s});
+            std::stable_sort(kids.begin(), kids.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+        }
+        for (const auto& [d, s] : kids) {
+            if (st_.excess() + d + rest >= best_excess_ - 1e-12) break;
+            shift_[i] = s;
+            st_.apply(i, s, +1);
+            dfs(depth + 1);
+            st_.apply(i, s, -1);
+            if (aborted_) return;
+        }
+    }
+
+    const SlotProblem& p_;
+    LoadState st_;
+    Clock::time_point deadline_;
+    SearchStats& stats_;
+    std::vector<int> shift_;
+    std::vector<size_t> order_;
+    bool pin_first_ = false;
+    std::vector<int> best_;
+    double best_excess_ = 0;
+    bool aborted_ = false;
+};
+
+}  // namespace
+
+SlotSolution solve_exact(const SlotProblem& p, double budget_s, const std::vector<int>* warm, SearchStats* stats) {
+    SearchStats local;
+    SearchStats& ss = stats ? *stats : local;
+    const Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+    SlotSolution start = solve_greedy(p, budget_s, warm, &ss);
+    const int H = p.hyperperiod_slots;
+    const double base = stretch_cost(p);
+    double start_excess = H > 0 ? (start.cost - base) * H : 0;
+    // Recompute exactly to avoid drift from the cost's division.
+    {
+        LoadState st(p);
+        for (size_t i = 0; i < p.jobs.size(); ++i) st.apply(i, start.shift[i], +1);
+        start_excess = st.excess();
+    }
+    BranchAndBound bb(p, deadline, ss);
+    bb.run(start.shift, start_excess);
+    SlotSolution sol;
+    sol.shift = bb.best();
+    sol.cost = base + (H > 0 ? bb.best_excess() / H : 0);
+    sol.optimal = !bb.aborted();
+    ss.completed = sol.optimal;
+    return sol;
+}
+
+namespace {
+
+// Where each burst of a job starts and ends within its period (shift 0).
+struct Bursts {
+    std::vector<int> starts, ends;
+};
+
+Bursts bursts_of(const SlotJob& j) {
+    Bursts b;
+    std::vector<bool> busy(j.period_slots, false);
+    for (const SlotDemand& d : j.demand)
+        for (int t = 0; t < j.period_slots; ++t) busy[t] = busy[t] || d.pattern[t] > 0;
+    const int P = j.period_slots;
+    for (int t = 0; t < P; ++t) {
+        if (busy[t] && !busy[(t + P - 1) % P]) b.starts.push_back(t);
+        if (busy[t] && !busy[(t + 1) % P]) b.ends.push_back(t + 1);
+    }
+    return b;
+}
+
+// Shifts of job i that put one of its bursts right after, or right before,
+// a burst of another job at its current shift.
+std::vector<int> anchor_shifts(const SlotProblem& p, const std::vector<Bursts>& b, const std::vector<int>& shift,
+                               size_t i) {
+    const int P = p.jobs[i].period_slots, H = p.hyperperiod_slots;
+    std::vector<int> out;
+    auto add = [&](long tau) { out.push_back(static_cast<int>(((tau % P) + P) % P)); };
+    for (size_t k = 0; k < p.jobs.size(); ++k) {
+        if (k == i) continue;
+        const int Pk = p.jobs[k].period_slots;
+        for (int m = 0; m * Pk < H; ++m) {
+            for (int e : b[k].ends)
+                for (int s0 : b[i].starts) add(static_cast<long>(shift[k]) + e + m * Pk - s0);
+            for (int s1 : b[k].starts)
+                for (int e0 : b[i].ends) add(static_cast<long>(shift[k]) + s1 + m * Pk - e0);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+}  // namespace
+
+SlotSolution refine_with_anchors(const SlotProblem& p, const SlotSolution& start, double budget_s, SearchStats* stats) {
+    SearchStats local;
+    SearchStats& ss = stats ? *stats : local;
+    const Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+    if (p.hyperperiod_slots <= 0 || start.shift.size() != p.jobs.size()) return start;
+    std::vector<Bursts> b;
+    for (const SlotJob& j : p.jobs) b.push_back(bursts_of(j));
+    LoadState st(p);
+    std::vector<int> shift = start.shift;
+    for (size_t i = 0; i < p.jobs.size(); ++i) st.apply(i, shift[i], +1);
+    std::vector<size_t> order = search_order(p, st);
+    const double before = st.excess();
+    bool moved = true;
+    for (int pass = 0; moved && pass < 8 && Clock::now() <= deadline; ++pass) {
+        moved = false;
+        for (size_t i : order) {
+            if (Clock::now() > deadline) break;
+            double cur = -st.apply(i, shift[i], -1);
+            int best = shift[i];
+            double bd = cur;
+            for (int s : anchor_shifts(p, b, shift, i)) {
+                if ((++ss.nodes & 15) == 0 && Clock::now() > deadline) break;
+                double d = st.delta(i, s);
+                if (d < bd - 1e-12) {
+                    bd = d;
+                    best = s;
+                }
+            }
+            moved = moved || best != shift[i];
+            shift[i] = best;
+            st.apply(i, best, +1);
+        }
+    }
+    SlotSolution sol = start;
+    if (st.excess() < before - 1e-12) {
+        sol.shift = shift;
+        sol.cost = stretch_cost(p) + st.excess() / p.hyperperiod_slots;
+        sol.optimal = false;  // better than the grid's optimum, so no longer a proof about it
+    }
+    return sol;
+}
+
+SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start) {
+    if (p.hyperperiod_slots <= 0 || start.shift.size() != p.jobs.size()) return start;
+    LoadState st(p);
+    std::vector<int> shift = start.shift;
+    for (size_t i = 0; i < p.jobs.size(); ++i) st.apply(i, shift[i], +1);
+    // Every job in order of shift; open ones move up against their predecessor
+    // (open or fixed).
+    std::vector<size_t> order(p.jobs.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return shift[a] < shift[b]; });
+    const double before = st.excess();
+    for (size_t k = 1; k < order.size(); ++k) {
+        const size_t prev = order[k - 1], i = order[k];
+        if (p.jobs[i].fixed_shift >= 0) continue;
+        Bursts bp = bursts_of(p.jobs[prev]), bi = bursts_of(p.jobs[i]);
+        if (bp.ends.empty() || bi.starts.empty()) continue;
+        const int P = p.jobs[i].period_slots;
+        int target = ((shift[prev] + bp.ends.back() - bi.starts.front()) % P + P) % P;
+        if (target == shift[i]) continue;
+        double cur = -st.apply(i, shift[i], -1);
+        if (st.delta(i, target) <= cur + 1e-12) shift[i] = target;
+        st.apply(i, shift[i], +1);
+    }
+    SlotSolution sol = start;
+    if (st.excess() <= before + 1e-12) {
+        sol.shift = shift;
+        sol.cost = stretch_cost(p) + st.excess() / p.hyperperiod_slots;
+    }
+    return sol;
+}
+
+}  // namespace harmonics

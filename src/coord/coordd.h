@@ -1,0 +1,143 @@
+// harmonics-coordd: the Global Coordinator beside slurmctld. It learns job
+// starts and ends from the PrEp plugin / harmonics-notify (Unix socket), the
+// schedds' views of their jobs (TCP), and at start the running jobs from
+// Slurm. Each job spanning several leaves gets one owner leaf; the owner's
+// decision is handed to the job's other leaves as fixed. It writes each job's
+// state into its AdminComment and publishes the per-leaf summary file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/harmonics_conf.h"
+#include "policy/policy.h"
+#include "sched/job_aggregate.h"
+#include "slurm_link.h"
+#include "wire/event_conn.h"
+
+struct event_base;
+struct event;
+
+namespace harmonics::coord {
+
+struct CoordOptions {
+    std::string config_path;
+    std::string listen;        // --listen; empty: CoordAddress
+    std::string socket;        // --socket; empty: CoordSocket
+    std::string state_file;    // --state-file; empty: StateFile
+    std::string slurm = "auto";  // auto | yes | no
+    std::string slurm_conf;    // "" = libslurm's default
+    double idle_timeout_s = 300;
+    std::size_t max_jobs = 100000;
+};
+
+struct LeafView {                       // one leaf's report on a job
+    double period_s = 0;
+    std::vector<sched::PhaseSample> phases;
+    double uplink_load = 0;
+    int ranks = 0;
+};
+
+struct CoordJob {
+    JobId id = 0;
+    std::uint32_t uid = 0;
+    bool uid_from_slurm = false;        // notify / slurm_load_jobs (trusted) vs a schedd's claim
+    bool has_uid = false;
+    std::string node_list;
+    bool nodes_from_slurm = false;     // node_list is Slurm's (notify / slurm_load_jobs)
+    std::vector<std::string> nodes;
+    std::set<std::string> leaves;
+    bool ended = false;
+    double ended_at = 0;
+    double seen_at = 0;                 // monotonic time coordd first heard of it
+    std::string owner;                  // cross-leaf jobs
+    std::optional<JobDecision> decision;
+    std::uint64_t decision_epoch = 0;
+    std::map<std::string, LeafView> views;
+    std::string comment_sent;
+    double comment_at = -1e9;
+};
+
+struct LeafLink {
+    std::string name;
+    std::uint64_t conn = 0;             // 0: not connected
+    wire::Listener* via = nullptr;
+    std::string listen;
+    std::uint64_t epoch = 0;
+    double last_seen = 0;
+    double predicted_cost = 0;
+    double decide_wall_s = 0;
+    double uplink_load = 0;
+};
+
+class Coordd {
+public:
+    explicit Coordd(CoordOptions opts);
+    ~Coordd();
+    bool start(std::string* err);
+    int run();
+    void stop();
+
+private:
+    bool load_config(HarmonicsConfig* cfg, Topology* topo, std::string* err);
+    void reload();
+    std::string authorize(Harmonics__Role role, std::uint32_t uid) const;
+    void accept(wire::Listener* via, wire::Connection& c);
+    void on_frame(wire::Listener* via, wire::Connection& c, wire::EnvelopePtr env);
+    void on_closed(wire::Connection& c);
+
+    void handle_job_event(wire::Connection& c, const Harmonics__JobEvent& e);
+    void handle_register(wire::Listener* via, wire::Connection& c, const Harmonics__ScheddRegister& r);
+    void handle_proposal(wire::Connection& c, const Harmonics__LeafProposal& p);
+    void handle_query(wire::Connection& c, const Harmonics__CtlQuery& q);
+    void merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& lj, bool registering);
+
+    CoordJob& job(JobId id);
+    void set_nodes(CoordJob& j, const std::string& node_list);
+    void assign_owners();
+    void send_assignment(const std::string& leaf, bool full, const std::vector<JobId>& jobs,
+                         const std::vector<JobId>& ended);
+    void notify_leaves(const CoordJob& j);
+    wire::Connection* leaf_conn(const std::string& leaf);
+    std::string job_state(const CoordJob& j) const;
+
+    void on_tick();
+    void write_summary();
+    void update_comments(double now);
+    void on_slurm_loaded();
+
+    static void tick_cb(int, short, void* arg);
+    static void slurm_cb(int, short, void* arg);
+    static void signal_cb(int sig, short, void* arg);
+
+    CoordOptions opts_;
+    HarmonicsConfig cfg_;
+    Topology topo_;
+    std::uint32_t slurm_uid_ = 0;
+    bool slurm_uid_known_ = false;
+    std::string listen_, socket_, state_file_;
+    double started_ = 0;
+
+    event_base* base_ = nullptr;
+    event* tick_ev_ = nullptr;
+    event* slurm_ev_ = nullptr;
+    std::vector<event*> signal_evs_;
+    wire::Counters counters_;
+    std::unique_ptr<wire::Listener> tcp_;
+    std::unique_ptr<wire::Listener> unix_;
+    std::unique_ptr<SlurmLink> slurm_;
+
+    std::map<JobId, CoordJob> jobs_;
+    std::map<std::string, LeafLink> leaves_;
+    std::uint64_t epoch_ = 0;
+    std::uint64_t events_ = 0;
+    double load_requested_ = 0;         // when slurm_load_jobs was asked for
+    bool slurm_loaded_ = false;         // the table has been reconciled with Slurm once
+};
+
+}  // namespace harmonics::coord

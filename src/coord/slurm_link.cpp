@@ -1,0 +1,153 @@
+#include "slurm_link.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "config.h"
+#include "util/log.h"
+
+#ifdef HARMONICS_WITH_SLURM
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+#endif
+
+namespace harmonics::coord {
+
+SlurmLink::SlurmLink(std::string conf, double max_updates_per_s, std::function<void()> wake)
+    : conf_(std::move(conf)), max_per_s_(max_updates_per_s > 0 ? max_updates_per_s : 1), wake_(std::move(wake)) {}
+
+SlurmLink::~SlurmLink() {
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (th_.joinable()) th_.join();
+}
+
+bool SlurmLink::usable(const std::string& conf, std::string* why) {
+#ifdef HARMONICS_WITH_SLURM
+    std::string path = conf;
+    if (path.empty()) {
+        const char* env = std::getenv("SLURM_CONF");
+        path = env && *env ? env : "/etc/slurm/slurm.conf";
+    }
+    struct stat st;
+    // libslurm exits the process when it cannot read its config: check first.
+    if (::stat(path.c_str(), &st) != 0) {
+        *why = "no " + path;
+        return false;
+    }
+    return true;
+#else
+    (void)conf;
+    *why = "built without libslurm";
+    return false;
+#endif
+}
+
+void SlurmLink::start() { th_ = std::thread([this] { worker(); }); }
+
+void SlurmLink::request_load() {
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        load_wanted_ = true;
+    }
+    cv_.notify_all();
+}
+
+void SlurmLink::post_admin_comment(std::int64_t job, const std::string& text) {
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        if (pending_.size() >= 100000 && !pending_.count(job)) return;   // bounded
+        pending_[job] = text;
+    }
+    cv_.notify_all();
+}
+
+bool SlurmLink::take_loaded(std::vector<SlurmJob>* jobs, std::string* err) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!load_ready_) return false;
+    load_ready_ = false;
+    *jobs = std::move(loaded_);
+    *err = load_err_;
+    loaded_.clear();
+    return true;
+}
+
+void SlurmLink::worker() {
+#ifdef HARMONICS_WITH_SLURM
+    slurm_init(conf_.empty() ? nullptr : conf_.c_str());
+#endif
+    using Clock = std::chrono::steady_clock;
+    auto next_update = Clock::now();
+    const auto gap = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / max_per_s_));
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!stop_) {
+        if (load_wanted_) {
+            load_wanted_ = false;
+            lk.unlock();
+            std::vector<SlurmJob> jobs;
+            std::string err;
+#ifdef HARMONICS_WITH_SLURM
+            job_info_msg_t* msg = nullptr;
+            if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+                err = slurm_strerror(slurm_get_errno());
+            } else {
+                for (uint32_t i = 0; i < msg->record_count; ++i) {
+                    const slurm_job_info_t& j = msg->job_array[i];
+                    if ((j.job_state & JOB_STATE_BASE) != JOB_RUNNING) continue;
+                    jobs.push_back({std::int64_t(j.job_id), j.user_id, j.nodes ? j.nodes : ""});
+                }
+                slurm_free_job_info_msg(msg);
+            }
+#else
+            err = "built without libslurm";
+#endif
+            lk.lock();
+            loaded_ = std::move(jobs);
+            load_err_ = err;
+            load_ready_ = true;
+            lk.unlock();
+            wake_();
+            lk.lock();
+            continue;
+        }
+        if (!pending_.empty() && Clock::now() >= next_update) {
+            auto it = pending_.begin();
+            std::int64_t id = it->first;
+            std::string text = std::move(it->second);
+            pending_.erase(it);
+            lk.unlock();
+            bool ok = false;
+#ifdef HARMONICS_WITH_SLURM
+            job_desc_msg_t d;
+            slurm_init_job_desc_msg(&d);
+            d.job_id = std::uint32_t(id);
+            d.admin_comment = const_cast<char*>(text.c_str());
+            ok = slurm_update_job(&d) == SLURM_SUCCESS;
+            if (!ok)
+                HLOG_DEBUG("AdminComment of job %lld not updated: %s", (long long)id,
+                           slurm_strerror(slurm_get_errno()));
+#endif
+            lk.lock();
+            (ok ? updates_ : failed_)++;
+            next_update = Clock::now() + gap;
+            continue;
+        }
+        if (!pending_.empty())
+            cv_.wait_until(lk, next_update);
+        else
+            cv_.wait(lk);
+    }
+#ifdef HARMONICS_WITH_SLURM
+    lk.unlock();
+    slurm_fini();
+#endif
+}
+
+}  // namespace harmonics::coord

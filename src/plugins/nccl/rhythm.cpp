@@ -1,0 +1,134 @@
+#include "rhythm.h"
+
+#include <algorithm>
+
+namespace hnccl {
+
+namespace {
+constexpr int kMaxBurstsPerIteration = 8;
+constexpr int kMinRepeats = 3;          // iterations needed before trusting a pattern
+constexpr double kMaxPeriodSpread = 0.05;  // MAD / period
+constexpr double kMinBytesMatch = 0.8;  // fraction of bursts whose size repeats
+
+uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+}  // namespace
+
+uint64_t median_of(std::vector<uint64_t>& v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + long(mid), v.end());
+  return v[mid];
+}
+
+RhythmEstimator::RhythmEstimator(uint64_t burst_gap_ns, size_t window)
+    : gap_ns_(burst_gap_ns), window_(window) {}
+
+void RhythmEstimator::add(const CollSample& c) {
+  if (has_open_ && c.start_ns <= open_.end + gap_ns_) {
+    open_.start = std::min(open_.start, c.start_ns);
+    open_.end = std::max(open_.end, c.end_ns);
+    open_.bytes += c.bytes;
+    return;
+  }
+  if (has_open_) close_open();
+  open_ = Burst{c.start_ns, std::max(c.start_ns, c.end_ns), c.bytes};
+  has_open_ = true;
+}
+
+void RhythmEstimator::flush(uint64_t now_ns) {
+  if (has_open_ && now_ns > open_.end + gap_ns_) close_open();
+}
+
+void RhythmEstimator::close_open() {
+  bursts_.push_back(open_);
+  has_open_ = false;
+  while (bursts_.size() > window_) bursts_.pop_front();
+}
+
+// Does the burst sequence repeat every m bursts? Fills out on success.
+bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
+  const size_t n = bursts_.size();
+  if (n < size_t(m) * kMinRepeats + 1) return false;
+  std::vector<uint64_t> diffs;
+  size_t bytes_match = 0;
+  for (size_t i = 0; i + size_t(m) < n; ++i) {
+    diffs.push_back(bursts_[i + size_t(m)].start - bursts_[i].start);
+    const uint64_t a = bursts_[i].bytes, b = bursts_[i + size_t(m)].bytes;
+    if (absdiff(a, b) <= std::max(a, b) / 20) ++bytes_match;
+  }
+  const size_t pairs = diffs.size();
+  std::vector<uint64_t> tmp = diffs;
+  const uint64_t period = median_of(tmp);
+  if (period == 0) return false;
+  std::vector<uint64_t> dev;
+  for (uint64_t d : diffs) dev.push_back(absdiff(d, period));
+  const uint64_t mad = median_of(dev);
+  if (double(mad) > kMaxPeriodSpread * double(period)) return false;
+  if (double(bytes_match) < kMinBytesMatch * double(pairs)) return false;
+
+  // The iteration starts at the burst position that follows the longest
+  // pause (the forward pass before the first communication phase).
+  int first = 0;
+  uint64_t best_gap = 0;
+  std::vector<uint64_t> pause(size_t(m), 0);
+  for (int p = 0; p < m; ++p) {
+    std::vector<uint64_t> gaps;
+    for (size_t i = 1; i < n; ++i)
+      if (int(i % size_t(m)) == p)
+        gaps.push_back(bursts_[i].start > bursts_[i - 1].end ? bursts_[i].start - bursts_[i - 1].end : 0);
+    pause[size_t(p)] = median_of(gaps);
+    if (p == 0 || pause[size_t(p)] > best_gap) best_gap = pause[size_t(p)], first = p;
+  }
+  // Phases that look alike (same size, same pause before them) are one
+  // phase seen m times: that is a shorter period, or a window straddling a
+  // change of rhythm, never m phases of one iteration.
+  if (m > 1) {
+    bool alike = true;
+    std::vector<uint64_t> sizes;
+    for (int p = 0; p < m; ++p) {
+      std::vector<uint64_t> v;
+      for (size_t i = size_t(p); i < n; i += size_t(m)) v.push_back(bursts_[i].bytes);
+      sizes.push_back(median_of(v));
+    }
+    for (int p = 1; p < m && alike; ++p) {
+      const uint64_t a = sizes[0], b = sizes[size_t(p)];
+      const uint64_t pa = pause[0], pb = pause[size_t(p)];
+      alike = absdiff(a, b) <= std::max(a, b) / 20 && 4 * absdiff(pa, pb) <= std::max(pa, pb);
+    }
+    if (alike) return false;
+  }
+  // Latest complete iteration: the last burst at position `first` whose m
+  // bursts are all closed.
+  size_t last_first = 0;
+  bool found = false;
+  for (size_t i = size_t(first); i + size_t(m) <= n; i += size_t(m)) last_first = i, found = true;
+  if (!found) return false;
+
+  out->valid = true;
+  out->period_ns = period;
+  out->jitter_ns = mad;
+  out->bursts_per_iteration = m;
+  out->iteration_start_ns = bursts_[last_first].start;
+  out->iterations = pairs / size_t(m);
+  out->phases.clear();
+  for (int p = 0; p < m; ++p) {
+    std::vector<uint64_t> off, dur, bytes;
+    for (size_t i = size_t(first); i + size_t(m) <= n; i += size_t(m)) {
+      const Burst& b = bursts_[i + size_t(p)];
+      off.push_back(b.start - bursts_[i].start);
+      dur.push_back(b.end - b.start);
+      bytes.push_back(b.bytes);
+    }
+    out->phases.push_back(Phase{median_of(off), median_of(dur), median_of(bytes), pause[size_t((first + p) % m)]});
+  }
+  return true;
+}
+
+Rhythm RhythmEstimator::estimate() const {
+  Rhythm r;
+  for (int m = 1; m <= kMaxBurstsPerIteration; ++m)
+    if (try_pattern(m, &r)) return r;
+  return Rhythm{};
+}
+
+}  // namespace hnccl

@@ -1,0 +1,67 @@
+// The job's rhythm learnt from completed collectives: collectives close in
+// time form a burst (a communication phase); bursts repeat with the training
+// iteration. The estimator finds how many bursts make one iteration and the
+// period, using medians so that jitter and the odd outlier (a checkpoint, an
+// evaluation step) do not move the estimate. Pure computation, no I/O.
+#ifndef HARMONICS_NCCL_RHYTHM_H
+#define HARMONICS_NCCL_RHYTHM_H
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace hnccl {
+
+struct CollSample {
+  uint64_t start_ns = 0;  // GPU start in host time (enqueue time if unknown)
+  uint64_t end_ns = 0;
+  uint64_t bytes = 0;
+};
+
+struct Phase {
+  uint64_t offset_ns = 0;    // from the iteration's first burst start
+  uint64_t duration_ns = 0;
+  uint64_t bytes = 0;
+  uint64_t pause_ns = 0;     // median idle time before this phase starts
+};
+
+struct Rhythm {
+  bool valid = false;
+  uint64_t period_ns = 0;
+  uint64_t jitter_ns = 0;           // median absolute deviation of the period
+  int bursts_per_iteration = 0;
+  uint64_t iteration_start_ns = 0;  // start of the latest complete iteration
+  uint64_t iterations = 0;          // iterations seen in the window
+  std::vector<Phase> phases;
+};
+
+class RhythmEstimator {
+ public:
+  explicit RhythmEstimator(uint64_t burst_gap_ns, size_t window = 96);
+  void add(const CollSample& c);
+  // Close the open burst when nothing arrived for a burst gap.
+  void flush(uint64_t now_ns);
+  Rhythm estimate() const;
+  size_t bursts() const { return bursts_.size(); }
+
+ private:
+  struct Burst {
+    uint64_t start = 0, end = 0, bytes = 0;
+  };
+  void close_open();
+  bool try_pattern(int m, Rhythm* out) const;
+
+  uint64_t gap_ns_;
+  size_t window_;
+  std::deque<Burst> bursts_;
+  Burst open_;
+  bool has_open_ = false;
+};
+
+// Median of v (v is reordered); 0 for an empty vector.
+uint64_t median_of(std::vector<uint64_t>& v);
+
+}  // namespace hnccl
+
+#endif

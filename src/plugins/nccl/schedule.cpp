@@ -1,0 +1,51 @@
+#include "schedule.h"
+
+#include <algorithm>
+
+namespace hnccl {
+
+uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap) {
+  if (!s.valid || s.period_ns == 0) return now;
+  const uint64_t first = s.origin_ns + s.shift_ns;
+  if (now <= first) return std::min(first, now + cap);
+  const uint64_t since = (now - first) % s.period_ns;  // time since the last slot
+  if (since <= tolerance) return now;
+  return now + std::min(s.period_ns - since, cap);
+}
+
+void ScheduleCell::store(const Schedule& s) {
+  const uint64_t q = seq_.load(std::memory_order_relaxed);
+  // Seqlock without fences (ThreadSanitizer understands this form): release
+  // stores keep the odd mark ahead of the data; acquire loads in load() keep
+  // the second sequence read behind the data.
+  seq_.store(q + 1, std::memory_order_relaxed);  // odd: being written
+  origin_.store(s.origin_ns, std::memory_order_release);
+  shift_.store(s.shift_ns, std::memory_order_release);
+  period_.store(s.period_ns, std::memory_order_release);
+  version_.store(s.version, std::memory_order_release);
+  valid_.store(s.valid, std::memory_order_release);
+  seq_.store(q + 2, std::memory_order_release);
+}
+
+void ScheduleCell::invalidate() {
+  Schedule s = load();
+  s.valid = false;
+  store(s);
+}
+
+Schedule ScheduleCell::load() const {
+  Schedule s;
+  for (int tries = 0; tries < 64; ++tries) {
+    const uint64_t q1 = seq_.load(std::memory_order_acquire);
+    if (q1 & 1) continue;
+    s.origin_ns = origin_.load(std::memory_order_acquire);
+    s.shift_ns = shift_.load(std::memory_order_acquire);
+    s.period_ns = period_.load(std::memory_order_acquire);
+    s.version = version_.load(std::memory_order_acquire);
+    s.valid = valid_.load(std::memory_order_acquire);
+    if (seq_.load(std::memory_order_relaxed) == q1) return s;
+  }
+  return Schedule{};  // writer stuck mid-update: run ungated this once
+}
+
+}  // namespace hnccl

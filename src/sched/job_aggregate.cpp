@@ -1,0 +1,72 @@
+#include "job_aggregate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace harmonics::sched {
+
+namespace {
+double median(std::vector<double>& v) {
+    std::size_t m = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(m), v.end());
+    double hi = v[m];
+    if (v.size() % 2) return hi;
+    double lo = *std::max_element(v.begin(), v.begin() + std::ptrdiff_t(m));
+    return (lo + hi) / 2;
+}
+}  // namespace
+
+bool JobAggregate::add(int rank, RankSample s) {
+    bool ok = rank >= 0 && std::isfinite(s.period_s) && s.period_s > 0 && s.period_s < 3600 &&
+              s.phases.size() <= kMaxPhases && (ranks_.count(rank) || ranks_.size() < max_ranks_);
+    for (const PhaseSample& p : s.phases)
+        ok = ok && std::isfinite(p.start_offset_s) && std::isfinite(p.duration_s) && std::isfinite(p.bytes) &&
+             p.start_offset_s >= 0 && p.duration_s >= 0 && p.bytes >= 0;
+    if (!ok) {
+        rejected_++;
+        return false;
+    }
+    ranks_[rank] = std::move(s);
+    return true;
+}
+
+std::optional<JobSummary> JobAggregate::summarize(double now_s, double fresh_s) {
+    std::vector<const RankSample*> fresh;
+    for (const auto& [r, s] : ranks_)
+        if (now_s - s.received_s <= fresh_s) fresh.push_back(&s);
+    if (fresh.empty()) return std::nullopt;
+
+    // Ranks may disagree on the number of phases (one saw a partial
+    // iteration): use the most common count and the ranks that have it.
+    std::map<std::size_t, int> counts;
+    for (auto* s : fresh) counts[s->phases.size()]++;
+    std::size_t nph = std::max_element(counts.begin(), counts.end(),
+                                       [](auto& a, auto& b) { return a.second < b.second; })->first;
+    JobSummary out;
+    std::vector<double> v;
+    for (auto* s : fresh) v.push_back(s->period_s);
+    double period = median(v);
+    out.ranks = int(fresh.size());
+    for (std::size_t k = 0; k < nph; ++k) {
+        PhaseSample p;
+        std::vector<double> off, dur, by;
+        for (auto* s : fresh)
+            if (s->phases.size() == nph) {
+                off.push_back(s->phases[k].start_offset_s);
+                dur.push_back(s->phases[k].duration_s);
+                by.push_back(s->phases[k].bytes);
+            }
+        p.start_offset_s = median(off);
+        p.duration_s = median(dur);
+        p.bytes = median(by);
+        out.phases.push_back(p);
+    }
+    if (smoothed_period_ > 0 && std::fabs(period - smoothed_period_) <= 0.2 * smoothed_period_)
+        smoothed_period_ = 0.7 * smoothed_period_ + 0.3 * period;
+    else
+        smoothed_period_ = period;
+    out.period_s = smoothed_period_;
+    return out;
+}
+
+}  // namespace harmonics::sched

@@ -1,0 +1,56 @@
+// Per-job aggregation of the hooks' profile reports. Each rank reports its
+// own view of the iteration; the job's profile is the median over the ranks
+// heard from recently, so a missing or late rank, or one rank's jitter, does
+// not move it. Memory is bounded: one record per rank, at most max_ranks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace harmonics::sched {
+
+struct PhaseSample {
+    double start_offset_s = 0;
+    double duration_s = 0;
+    double bytes = 0;
+};
+
+struct RankSample {
+    double period_s = 0;
+    std::vector<PhaseSample> phases;
+    double received_s = 0;       // monotonic time the report arrived
+};
+
+struct JobSummary {
+    int ranks = 0;               // ranks that contributed
+    double period_s = 0;         // smoothed median period
+    std::vector<PhaseSample> phases;
+};
+
+class JobAggregate {
+public:
+    JobAggregate() = default;
+    explicit JobAggregate(std::size_t max_ranks) : max_ranks_(max_ranks) {}
+    // False when the report is unusable (non-positive or absurd period, too
+    // many phases, rank beyond the bound); such reports are counted, not kept.
+    bool add(int rank, RankSample s);
+    // Median over ranks heard from within `fresh_s`; nullopt when none is.
+    // Smooths the period over calls (EWMA) unless it moved by more than 20%,
+    // which is a real change of rhythm, not jitter.
+    std::optional<JobSummary> summarize(double now_s, double fresh_s);
+    void forget(int rank) { ranks_.erase(rank); }
+    std::size_t ranks() const { return ranks_.size(); }
+    std::uint64_t rejected() const { return rejected_; }
+
+    static constexpr std::size_t kMaxPhases = 64;
+
+private:
+    std::size_t max_ranks_ = 4096;
+    std::map<int, RankSample> ranks_;
+    double smoothed_period_ = 0;
+    std::uint64_t rejected_ = 0;
+};
+
+}  // namespace harmonics::sched

@@ -1,0 +1,697 @@
+#include "schedd.h"
+
+#include <event2/event.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+
+#include "job_profile.h"
+#include "topology/hostlist.h"
+#include "util/log.h"
+
+namespace harmonics::sched {
+
+namespace {
+
+double mono_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+double thread_cpu_s() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+double wall_s() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+timeval to_tv(double s) {
+    timeval tv;
+    tv.tv_sec = long(s);
+    tv.tv_usec = long((s - double(tv.tv_sec)) * 1e6);
+    return tv;
+}
+std::string short_hostname() {
+    char h[256] = {0};
+    gethostname(h, sizeof h - 1);
+    std::string s(h);
+    return s.substr(0, s.find('.'));
+}
+bool same_decision(const JobDecision& a, const JobDecision& b) {
+    return a.gated == b.gated && std::fabs(a.shift_s - b.shift_s) < 1e-9 && std::fabs(a.period_s - b.period_s) < 1e-9 &&
+           std::fabs(a.origin_s - b.origin_s) < 1e-9;
+}
+JobDecision from_schedule(const Harmonics__Schedule& s) {
+    JobDecision d;
+    d.gated = s.gated;
+    d.shift_s = s.has_shift_s ? s.shift_s : 0;
+    d.period_s = s.has_period_s ? s.period_s : 0;
+    d.origin_s = s.has_origin_s ? s.origin_s : 0;
+    return d;
+}
+
+}  // namespace
+
+Schedd::Schedd(ScheddOptions opts) : opts_(std::move(opts)) {}
+
+Schedd::~Schedd() {
+    hooks_.reset();
+    coord_.reset();
+    for (event* e : signal_evs_) event_free(e);
+    if (epoch_ev_) event_free(epoch_ev_);
+    if (soon_ev_) event_free(soon_ev_);
+    if (base_) event_base_free(base_);
+}
+
+int Schedd::bound_port() const { return hooks_ ? hooks_->bound_port() : 0; }
+
+bool Schedd::load_config(HarmonicsConfig* cfg, Topology* topo, SwitchId* leaf, std::string* listen,
+                         std::string* err) {
+    try {
+        *cfg = parse_harmonics_conf(opts_.config_path);
+        *topo = load_topology(*cfg);
+    } catch (const std::exception& e) {
+        *err = e.what();
+        return false;
+    }
+    std::string name = opts_.leaf;
+    if (name.empty()) {
+        // The leaf whose Schedd= names this host, else the leaf this host is a node of.
+        std::string host = short_hostname();
+        for (const SwitchConfig& s : cfg->switches) {
+            std::string h;
+            int port = 0;
+            if (!s.schedd.empty() && (s.schedd == host || (split_host_port(s.schedd, &h, &port) && h == host)))
+                name = s.name;
+        }
+        if (name.empty()) {
+            SwitchId l = leaf_of_host(*topo, host);
+            if (l >= 0) name = topo->sw(l).name;
+        }
+        if (name.empty()) {
+            *err = "cannot tell which leaf switch this host (" + host +
+                   ") serves: give --leaf or a SwitchName=... Schedd=" + host + " line in " + cfg->path;
+            return false;
+        }
+    }
+    *leaf = topo->find_switch(name);
+    if (*leaf < 0 || !topo->sw(*leaf).is_leaf()) {
+        *err = "leaf '" + name + "' is not a leaf switch of " + cfg->topology_file;
+        return false;
+    }
+    *listen = opts_.listen;
+    if (listen->empty()) *listen = schedd_address(*cfg, *topo, *leaf);
+    if (listen->empty()) *listen = "0.0.0.0:" + std::to_string(cfg->sched_port);
+    return true;
+}
+
+void Schedd::apply_config(HarmonicsConfig cfg, Topology topo) {
+    cfg_ = std::move(cfg);
+    topo_ = std::move(topo);
+    PolicyOptions po;
+    po.slot_s = cfg_.slot_s;
+    po.change_threshold = cfg_.change_threshold;
+    po.local_budget_s = cfg_.local_budget_s;
+    po.seed = cfg_.seed;
+    LocalTuning tune;
+    tune.max_stretch = std::max(0.0, cfg_.max_stretch - 1.0);
+    local_ = std::make_unique<LocalScheduler>(po, tune);
+    slurm_uid_known_ = false;
+    if (passwd* pw = getpwnam(cfg_.slurm_user.c_str())) {
+        slurm_uid_ = pw->pw_uid;
+        slurm_uid_known_ = true;
+    }
+    log_set_level(cfg_.log_level);
+}
+
+bool Schedd::start(std::string* err) {
+    HarmonicsConfig cfg;
+    Topology topo;
+    if (!load_config(&cfg, &topo, &leaf_, &listen_, err)) return false;
+    leaf_name_ = topo.sw(leaf_).name;
+    apply_config(std::move(cfg), std::move(topo));
+
+    base_ = event_base_new();
+    if (!base_) {
+        *err = "event_base_new failed";
+        return false;
+    }
+    wire::ConnLimits lim;
+    lim.max_frame = std::uint32_t(cfg_.max_frame_bytes);
+    lim.idle_timeout_s = opts_.idle_timeout_s;
+    hooks_ = std::make_unique<wire::Listener>(base_, lim, &counters_);
+    hooks_->on_accept([this](wire::Connection& c) {
+        c.set_auth(cfg_.munge_socket, [this](Harmonics__Role r, std::uint32_t uid) { return authorize_hook(r, uid); },
+                   "harmonics-schedd " + leaf_name_);
+        c.on_frame([this](wire::Connection& cc, wire::EnvelopePtr env) { on_hook_frame(cc, std::move(env)); });
+        c.on_closed([this](wire::Connection& cc, const std::string& why) {
+            HLOG_DEBUG("hook %s closed: %s", cc.peer().c_str(), why.c_str());
+            on_hook_closed(cc);
+        });
+    });
+    if (!hooks_->listen(listen_, err)) return false;
+
+    std::string coord = opts_.coord.empty() ? cfg_.coord_address : opts_.coord;
+    if (coord != "none") {
+        wire::ConnLimits clim = lim;
+        clim.idle_timeout_s = 0;   // we send every epoch; coordd's silence is not an error
+        coord_ = std::make_unique<wire::Dialer>(base_, coord, HARMONICS__ROLE__ROLE_SCHEDD,
+                                                "schedd " + leaf_name_, cfg_.munge_socket, clim, &counters_);
+        coord_->max_backoff_s = std::max(1.0, 5 * cfg_.epoch_s);
+        coord_->on_up([this](wire::Connection& c) { on_coord_up(c); });
+        coord_->on_down([this](const std::string& why) {
+            HLOG_WARN("coordd connection lost (%s); keeping the last cross-leaf decisions", why.c_str());
+        });
+        coord_->on_frame([this](wire::Connection& c, wire::EnvelopePtr env) { on_coord_frame(c, std::move(env)); });
+        coord_->start();
+    }
+
+    epoch_ev_ = event_new(base_, -1, EV_PERSIST, epoch_cb, this);
+    timeval tv = to_tv(cfg_.epoch_s);
+    event_add(epoch_ev_, &tv);
+    soon_ev_ = event_new(base_, -1, 0, soon_cb, this);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
+        event* e = evsignal_new(base_, sig, signal_cb, this);
+        event_add(e, nullptr);
+        signal_evs_.push_back(e);
+    }
+    std::signal(SIGPIPE, SIG_IGN);
+    HLOG_INFO("serving leaf %s on %s (port %d), coordd %s, epoch %.3f s", leaf_name_.c_str(), listen_.c_str(),
+              hooks_->bound_port(), coord.c_str(), cfg_.epoch_s);
+    return true;
+}
+
+int Schedd::run() {
+    event_base_dispatch(base_);
+    HLOG_INFO("shutting down: %llu reports, %llu decisions, %llu bad frames, %llu refused",
+              (unsigned long long)reports(), (unsigned long long)decisions_,
+              (unsigned long long)counters_.bad_frames, (unsigned long long)counters_.refused);
+    return 0;
+}
+
+void Schedd::stop() {
+    if (hooks_) hooks_->close_all("shutting down");
+    event_base_loopexit(base_, nullptr);
+}
+
+void Schedd::signal_cb(int sig, short, void* arg) {
+    auto* self = static_cast<Schedd*>(arg);
+    if (sig == SIGHUP) {
+        self->reload();
+    } else if (sig == SIGUSR1) {
+        const wire::Counters& c = self->counters_;
+        HLOG_INFO("stats: leaf=%s epoch=%llu jobs=%zu hooks=%zu reports=%llu decisions=%llu accepted=%llu "
+                  "refused=%llu bad_frames=%llu idle_closed=%llu overflow_closed=%llu",
+                  self->leaf_name_.c_str(), (unsigned long long)self->epoch_, self->jobs_.size(),
+                  self->hooks_->connections(), (unsigned long long)self->reports(),
+                  (unsigned long long)self->decisions_, (unsigned long long)c.accepted,
+                  (unsigned long long)c.refused, (unsigned long long)c.bad_frames,
+                  (unsigned long long)c.idle_closed, (unsigned long long)c.overflow_closed);
+    } else {
+        HLOG_INFO("signal %d: shutting down", sig);
+        self->stop();
+    }
+}
+
+void Schedd::reload() {
+    HarmonicsConfig cfg;
+    Topology topo;
+    SwitchId leaf = -1;
+    std::string listen, err;
+    log_reopen();
+    if (!load_config(&cfg, &topo, &leaf, &listen, &err)) {
+        HLOG_ERROR("SIGHUP: keeping the old configuration: %s", err.c_str());
+        return;
+    }
+    if (topo.sw(leaf).name != leaf_name_) {
+        HLOG_ERROR("SIGHUP: keeping the old configuration: the new one makes this schedd serve %s instead of %s",
+                   topo.sw(leaf).name.c_str(), leaf_name_.c_str());
+        return;
+    }
+    if (listen != listen_) HLOG_WARN("SIGHUP: listen address %s -> %s needs a restart", listen_.c_str(), listen.c_str());
+    std::string coord = opts_.coord.empty() ? cfg.coord_address : opts_.coord;
+    if (coord_) coord_->set_address(coord);
+    double old_epoch = cfg_.epoch_s;
+    leaf_ = leaf;
+    apply_config(std::move(cfg), std::move(topo));
+    if (cfg_.epoch_s != old_epoch) {
+        timeval tv = to_tv(cfg_.epoch_s);
+        event_add(epoch_ev_, &tv);
+    }
+    HLOG_INFO("SIGHUP: configuration reloaded from %s (epoch %.3f s)", cfg_.path.c_str(), cfg_.epoch_s);
+    decide_soon();
+}
+
+// ---- hooks -----------------------------------------------------------------
+
+std::string Schedd::authorize_hook(Harmonics__Role role, std::uint32_t) {
+    // Which jobs a uid may report for is checked per registration.
+    if (role != HARMONICS__ROLE__ROLE_HOOK) return "only hooks connect to a schedd";
+    return "";
+}
+
+bool Schedd::may_report(const SchedJob& j, std::uint32_t uid) const {
+    if (uid == 0 || (slurm_uid_known_ && uid == slurm_uid_)) return true;
+    return j.uid_source == UidSource::None || j.uid == uid;
+}
+
+void Schedd::refuse(wire::Connection& c, const std::string& why) {
+    counters_.refused++;
+    HLOG_WARN("refused hook %s (uid %u, %s): %s", c.peer().c_str(), c.uid(), c.name().c_str(), why.c_str());
+    c.send_error(why);
+    c.close("refused: " + why, true);
+}
+
+void Schedd::on_hook_frame(wire::Connection& c, wire::EnvelopePtr env) {
+    switch (env->body_case) {
+    case HARMONICS__ENVELOPE__BODY_HOOK_REGISTER: handle_register(c, *env->hook_register); break;
+    case HARMONICS__ENVELOPE__BODY_PROFILE_REPORT: handle_report(c, *env->profile_report); break;
+    default: refuse(c, "unexpected message from a hook"); break;
+    }
+}
+
+void Schedd::handle_register(wire::Connection& c, const Harmonics__HookRegister& r) {
+    auto it = jobs_.find(r.job_id);
+    if (it == jobs_.end()) {
+        if (jobs_.size() >= opts_.max_jobs) {
+            refuse(c, "schedd job table full (" + std::to_string(opts_.max_jobs) + " jobs)");
+            return;
+        }
+        it = jobs_.try_emplace(r.job_id).first;
+        it->second.id = r.job_id;
+        it->second.agg = JobAggregate(opts_.max_ranks_per_job);
+    }
+    SchedJob& j = it->second;
+    if (!may_report(j, c.uid())) {
+        refuse(c, "job " + std::to_string(r.job_id) + " belongs to uid " + std::to_string(j.uid) + ", not uid " +
+                      std::to_string(c.uid()));
+        return;
+    }
+    if (std::find(c.jobs.begin(), c.jobs.end(), r.job_id) == c.jobs.end()) {
+        if (c.jobs.size() >= opts_.max_comms_per_conn) {
+            refuse(c, "too many jobs on one connection");
+            return;
+        }
+        c.jobs.push_back(r.job_id);
+    }
+    if (j.uid_source == UidSource::None && c.uid() != 0 && !(slurm_uid_known_ && c.uid() == slurm_uid_)) {
+        // coordd has not told us yet: the first user to report claims the job;
+        // coordd's word later evicts a wrong claim.
+        j.uid = c.uid();
+        j.uid_source = UidSource::Claimed;
+    }
+    if (r.node && *r.node && j.local_nodes.size() < opts_.max_ranks_per_job) j.local_nodes.insert(r.node);
+    if (r.has_n_nodes && r.n_nodes > 0) j.n_nodes = r.n_nodes;
+    j.hooks.insert(c.id());
+    if (j.decision || j.fixed) push_schedule(j, wall_s());
+}
+
+void Schedd::handle_report(wire::Connection& c, const Harmonics__ProfileReport& r) {
+    if (std::find(c.jobs.begin(), c.jobs.end(), r.job_id) == c.jobs.end()) {
+        refuse(c, "report for job " + std::to_string(r.job_id) + " not registered on this connection");
+        return;
+    }
+    auto it = jobs_.find(r.job_id);
+    if (it == jobs_.end()) return;   // ended while the report was in flight
+    SchedJob& j = it->second;
+    RankSample s;
+    s.period_s = r.period_s;
+    s.received_s = mono_s();
+    for (std::size_t k = 0; k < r.n_phases && k <= JobAggregate::kMaxPhases; ++k) {
+        const Harmonics__PhaseReport* p = r.phases[k];
+        s.phases.push_back({p->start_offset_s, p->duration_s, p->has_bytes ? double(p->bytes) : 0.0});
+    }
+    if (!j.agg.add(r.rank, std::move(s))) {
+        HLOG_DEBUG("job %lld rank %d: unusable report dropped", (long long)r.job_id, r.rank);
+        return;
+    }
+    reports_.fetch_add(1, std::memory_order_relaxed);
+    j.last_report_s = mono_s();
+    if (!j.summary) {
+        // Arrival: the job has a rhythm now; decide without waiting for the epoch.
+        double fresh = std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s);
+        j.summary = j.agg.summarize(j.last_report_s, fresh);
+        HLOG_INFO("job %lld arrived (period %.1f ms)", (long long)j.id, j.summary ? j.summary->period_s * 1e3 : 0);
+        decide_soon();
+    }
+}
+
+void Schedd::on_hook_closed(wire::Connection& c) {
+    for (std::int64_t id : c.jobs) {
+        auto it = jobs_.find(id);
+        if (it != jobs_.end()) it->second.hooks.erase(c.id());
+    }
+}
+
+// ---- scheduling ------------------------------------------------------------
+
+void Schedd::epoch_cb(int, short, void* arg) { static_cast<Schedd*>(arg)->on_epoch(); }
+
+void Schedd::soon_cb(int, short, void* arg) {
+    auto* self = static_cast<Schedd*>(arg);
+    self->soon_pending_ = false;
+    self->decide(EpochReason::Arrival);
+}
+
+void Schedd::decide_soon() {
+    // Coalesce a burst (all ranks of a new job) into one decision.
+    if (soon_pending_ || !soon_ev_) return;
+    soon_pending_ = true;
+    timeval tv = to_tv(0.005);
+    event_add(soon_ev_, &tv);
+}
+
+void Schedd::on_epoch() {
+    double now = mono_s();
+    expire_jobs(now);
+    double fresh = std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s);
+    for (auto& [id, j] : jobs_) {
+        auto s = j.agg.summarize(now, fresh);
+        if (s) j.summary = s;
+    }
+    decide(EpochReason::Epoch);
+    send_proposal();
+}
+
+void Schedd::expire_jobs(double now) {
+    // A job nobody reports for (no hook left, no fresh report) has left this
+    // leaf, unless coordd says it still runs.
+    double gone = std::max(10 * cfg_.report_interval_s, 5 * cfg_.epoch_s);
+    bool departed = false;
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+        SchedJob& j = it->second;
+        if (j.hooks.empty() && !j.known_to_coordd && now - j.last_report_s > gone) {
+            HLOG_INFO("job %lld departed (no hook for %.0f s)", (long long)j.id, gone);
+            it = jobs_.erase(it);
+            departed = true;
+        } else {
+            ++it;
+        }
+    }
+    if (departed) decide_soon();
+}
+
+bool Schedd::is_cross_leaf(const SchedJob& j) const {
+    if (j.leaves.size() > 1 || !j.owner_leaf.empty()) return true;
+    if (j.nodes_complete) return false;
+    // Without Slurm's node list: more nodes than report here means the job
+    // runs on other leaves too.
+    return j.n_nodes > 0 && std::size_t(j.n_nodes) > j.local_nodes.size();
+}
+
+bool Schedd::owns(const SchedJob& j) const { return !is_cross_leaf(j) || j.owner_leaf == leaf_name_; }
+
+double Schedd::decide_now() {
+    decide(EpochReason::Epoch);
+    return last_decide_wall_s_;
+}
+
+void Schedd::decide(EpochReason why) {
+    double t0 = mono_s(), c0 = thread_cpu_s();
+    epoch_++;
+    LeafProblem pb;
+    pb.leaf = leaf_;
+    pb.now_s = wall_s();
+    std::vector<LinkId> links = leaf_links(topo_, leaf_);
+    std::vector<JobId> idle;   // jobs that do not load the leaf's uplink: run free
+    for (auto& [id, j] : jobs_) {
+        if (!j.summary) continue;
+        std::vector<std::string> nodes = j.all_nodes;
+        if (nodes.empty()) nodes.assign(j.local_nodes.begin(), j.local_nodes.end());
+        std::vector<SwitchId> leaves;
+        for (const std::string& l : j.leaves)
+            if (SwitchId s = topo_.find_switch(l); s >= 0) leaves.push_back(s);
+        if (is_cross_leaf(j) && leaves.empty()) leaves.push_back(leaf_);
+        if (is_cross_leaf(j) && leaves.size() == 1) {
+            // coordd has not told us where the rest of the job runs: it still
+            // crosses our uplink. Name our parent's other child as a stand-in.
+            const Switch& me = topo_.sw(leaf_);
+            if (me.parent >= 0)
+                for (SwitchId s : topo_.sw(me.parent).children)
+                    if (s != leaf_) {
+                        leaves.push_back(s);
+                        break;
+                    }
+        }
+        JobProfile p = build_profile(topo_, id, nodes, leaves, *j.summary);
+        j.uplink_load = uplink_load(topo_, p, leaf_);
+        if (!job_loads(p, links)) {
+            idle.push_back(id);
+            continue;
+        }
+        if (!owns(j)) pb.fixed[id] = j.fixed ? *j.fixed : JobDecision{};
+        if (j.decision && owns(j)) pb.previous[id] = *j.decision;
+        pb.jobs.push_back(std::move(p));
+    }
+    LeafResult res;
+    if (cfg_.policy != "fair" && !pb.jobs.empty()) res = local_->decide(topo_, pb);
+    decisions_++;
+    last_predicted_cost_ = res.predicted_cost;
+    last_decide_wall_s_ = res.wall_s;
+    double now = wall_s();
+    for (auto& [id, j] : jobs_) {
+        if (!j.summary) continue;
+        JobDecision d;   // free unless decided
+        if (!owns(j)) {
+            if (j.fixed) d = *j.fixed;
+        } else if (auto r = res.jobs.find(id); r != res.jobs.end()) {
+            d = r->second;
+        }
+        d.owner_leaf = owns(j) ? leaf_ : topo_.find_switch(j.owner_leaf);
+        if (!j.decision || !same_decision(*j.decision, d)) {
+            j.decision = d;
+            j.decision_epoch = owns(j) ? epoch_ : j.fixed_epoch;
+            HLOG_DEBUG("job %lld: %s shift %.4f period %.4f (epoch %llu, %s)", (long long)id,
+                       d.gated ? "gated" : "free", d.shift_s, d.period_s, (unsigned long long)j.decision_epoch,
+                       why == EpochReason::Epoch ? "epoch" : "arrival/departure");
+        }
+        push_schedule(j, now);
+    }
+    (void)idle;
+    if (decide_times_.size() >= 100000) {
+        decide_times_.erase(decide_times_.begin(), decide_times_.begin() + 50000);
+        decide_cpu_.erase(decide_cpu_.begin(), decide_cpu_.begin() + 50000);
+        policy_times_.erase(policy_times_.begin(), policy_times_.begin() + 50000);
+    }
+    policy_times_.push_back(res.wall_s);
+    decide_times_.push_back(mono_s() - t0);
+    decide_cpu_.push_back(thread_cpu_s() - c0);
+}
+
+void Schedd::push_schedule(SchedJob& j, double now_wall) {
+    if (!j.decision || j.hooks.empty()) return;
+    const JobDecision& d = *j.decision;
+    Harmonics__Schedule s = HARMONICS__SCHEDULE__INIT;
+    s.job_id = j.id;
+    s.gated = d.gated;
+    s.has_shift_s = s.has_period_s = s.has_origin_s = s.has_epoch = s.has_valid_until_s = 1;
+    s.shift_s = d.shift_s;
+    s.period_s = d.period_s;
+    s.origin_s = d.origin_s;
+    s.epoch = j.decision_epoch;
+    // Renewed every epoch; a hook that stops hearing from us runs free.
+    s.valid_until_s = now_wall + 3 * cfg_.epoch_s + cfg_.connect_timeout_s;
+    std::string owner = owns(j) ? leaf_name_ : j.owner_leaf;
+    s.owner_leaf = const_cast<char*>(owner.c_str());
+    Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
+    env.body_case = HARMONICS__ENVELOPE__BODY_SCHEDULE;
+    env.schedule = &s;
+    for (std::uint64_t id : j.hooks)
+        if (wire::Connection* c = hooks_->find(id)) c->send(env);
+}
+
+// ---- coordd ----------------------------------------------------------------
+
+void Schedd::fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics__Schedule* sch,
+                           std::string* nodes) const {
+    lj->job_id = j.id;
+    if (j.summary) {
+        lj->has_period_s = 1;
+        lj->period_s = j.summary->period_s;
+    }
+    lj->has_uplink_load = 1;
+    lj->uplink_load = j.uplink_load;
+    lj->has_ranks_reporting = 1;
+    lj->ranks_reporting = int(j.agg.ranks());
+    if (j.uid_source != UidSource::None) {
+        lj->has_uid = 1;
+        lj->uid = j.uid;
+    }
+    *nodes = compress_hostlist(std::vector<std::string>(j.local_nodes.begin(), j.local_nodes.end()));
+    lj->nodes = const_cast<char*>(nodes->c_str());
+    if (j.n_nodes > 0) {
+        lj->has_n_nodes = 1;
+        lj->n_nodes = j.n_nodes;
+    }
+    if (j.decision && owns(j)) {
+        sch->job_id = j.id;
+        sch->gated = j.decision->gated;
+        sch->has_shift_s = sch->has_period_s = sch->has_origin_s = sch->has_epoch = 1;
+        sch->shift_s = j.decision->shift_s;
+        sch->period_s = j.decision->period_s;
+        sch->origin_s = j.decision->origin_s;
+        sch->epoch = j.decision_epoch;
+        // An owner only for cross-leaf jobs: a leaf-local job is no one else's business.
+        sch->owner_leaf = const_cast<char*>(is_cross_leaf(j) ? leaf_name_.c_str() : "");
+        lj->decision = sch;
+    }
+}
+
+void Schedd::send_proposal() {
+    wire::Connection* c = coord_ ? coord_->conn() : nullptr;
+    if (!c) return;
+    std::size_t n = jobs_.size();
+    std::vector<Harmonics__LeafJob> ljs(n);
+    std::vector<Harmonics__Schedule> schs(n);
+    std::vector<std::string> nodes(n);
+    std::vector<std::vector<Harmonics__PhaseReport>> phs(n);
+    std::vector<std::vector<Harmonics__PhaseReport*>> php(n);
+    std::vector<Harmonics__LeafJob*> ptrs;
+    std::size_t k = 0;
+    for (const auto& [id, j] : jobs_) {
+        ljs[k] = HARMONICS__LEAF_JOB__INIT;
+        schs[k] = HARMONICS__SCHEDULE__INIT;
+        fill_leaf_job(j, &ljs[k], &schs[k], &nodes[k]);
+        if (j.summary) {
+            for (const PhaseSample& p : j.summary->phases) {
+                Harmonics__PhaseReport r = HARMONICS__PHASE_REPORT__INIT;
+                r.start_offset_s = p.start_offset_s;
+                r.duration_s = p.duration_s;
+                r.has_bytes = 1;
+                r.bytes = std::uint64_t(p.bytes);
+                phs[k].push_back(r);
+            }
+            for (auto& r : phs[k]) php[k].push_back(&r);
+            ljs[k].n_phases = php[k].size();
+            ljs[k].phases = php[k].data();
+        }
+        ptrs.push_back(&ljs[k]);
+        ++k;
+    }
+    Harmonics__LeafProposal p = HARMONICS__LEAF_PROPOSAL__INIT;
+    p.leaf = const_cast<char*>(leaf_name_.c_str());
+    p.epoch = epoch_;
+    p.n_jobs = ptrs.size();
+    p.jobs = ptrs.data();
+    p.has_predicted_cost = p.has_decide_wall_s = 1;
+    p.predicted_cost = last_predicted_cost_;
+    p.decide_wall_s = last_decide_wall_s_;
+    Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
+    env.body_case = HARMONICS__ENVELOPE__BODY_LEAF_PROPOSAL;
+    env.leaf_proposal = &p;
+    c->send(env);
+}
+
+void Schedd::on_coord_up(wire::Connection& c) {
+    HLOG_INFO("registered with coordd %s", c.peer().c_str());
+    // Registration carries everything we know, so a restarted coordd rebuilds
+    // its table (owners included) from the schedds.
+    std::size_t n = jobs_.size();
+    std::vector<Harmonics__LeafJob> ljs(n);
+    std::vector<Harmonics__Schedule> schs(n);
+    std::vector<std::string> nodes(n);
+    std::vector<Harmonics__LeafJob*> ptrs;
+    std::size_t k = 0;
+    for (const auto& [id, j] : jobs_) {
+        ljs[k] = HARMONICS__LEAF_JOB__INIT;
+        schs[k] = HARMONICS__SCHEDULE__INIT;
+        fill_leaf_job(j, &ljs[k], &schs[k], &nodes[k]);
+        // Also remember decisions of jobs others own: coordd may have lost them.
+        if (!ljs[k].decision && j.decision && j.decision->gated) {
+            schs[k].job_id = j.id;
+            schs[k].gated = 1;
+            schs[k].has_shift_s = schs[k].has_period_s = schs[k].has_origin_s = schs[k].has_epoch = 1;
+            schs[k].shift_s = j.decision->shift_s;
+            schs[k].period_s = j.decision->period_s;
+            schs[k].origin_s = j.decision->origin_s;
+            schs[k].epoch = j.decision_epoch;
+            schs[k].owner_leaf = const_cast<char*>(j.owner_leaf.c_str());
+            ljs[k].decision = &schs[k];
+        }
+        ptrs.push_back(&ljs[k++]);
+    }
+    std::string listen = listen_;
+    Harmonics__ScheddRegister r = HARMONICS__SCHEDD_REGISTER__INIT;
+    r.leaf = const_cast<char*>(leaf_name_.c_str());
+    r.listen = const_cast<char*>(listen.c_str());
+    r.has_epoch = 1;
+    r.epoch = epoch_;
+    r.n_jobs = ptrs.size();
+    r.jobs = ptrs.data();
+    Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
+    env.body_case = HARMONICS__ENVELOPE__BODY_SCHEDD_REGISTER;
+    env.schedd_register = &r;
+    c.send(env);
+}
+
+void Schedd::on_coord_frame(wire::Connection& c, wire::EnvelopePtr env) {
+    if (env->body_case == HARMONICS__ENVELOPE__BODY_LEAF_ASSIGNMENT) {
+        apply_assignment(*env->leaf_assignment);
+    } else if (env->body_case == HARMONICS__ENVELOPE__BODY_ERROR) {
+        HLOG_WARN("coordd says: %s", env->error->reason);
+    } else {
+        HLOG_WARN("unexpected message %d from coordd %s", int(env->body_case), c.peer().c_str());
+    }
+}
+
+void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
+    bool changed = false;
+    for (std::size_t i = 0; i < a.n_ended; ++i) {
+        auto it = jobs_.find(a.ended[i]);
+        if (it == jobs_.end()) continue;
+        HLOG_INFO("job %lld ended (coordd)", (long long)a.ended[i]);
+        jobs_.erase(it);
+        changed = true;
+    }
+    for (std::size_t i = 0; i < a.n_jobs; ++i) {
+        const Harmonics__JobInfo* ji = a.jobs[i];
+        auto it = jobs_.find(ji->job_id);
+        if (it == jobs_.end()) {
+            if (jobs_.size() >= opts_.max_jobs) continue;
+            it = jobs_.try_emplace(ji->job_id).first;
+            it->second.id = ji->job_id;
+            it->second.agg = JobAggregate(opts_.max_ranks_per_job);
+            it->second.last_report_s = mono_s();
+        }
+        SchedJob& j = it->second;
+        j.known_to_coordd = true;
+        if (ji->has_uid) {
+            j.uid = ji->uid;
+            j.uid_source = UidSource::Coordd;
+            // Hooks that claimed the job under another uid go now.
+            for (std::uint64_t cid : std::vector<std::uint64_t>(j.hooks.begin(), j.hooks.end())) {
+                wire::Connection* c = hooks_->find(cid);
+                if (c && !may_report(j, c->uid())) {
+                    j.hooks.erase(cid);
+                    refuse(*c, "job " + std::to_string(j.id) + " belongs to uid " + std::to_string(j.uid));
+                }
+            }
+        }
+        j.nodes_complete = ji->has_nodes_complete && ji->nodes_complete;
+        if (ji->node_list && *ji->node_list && j.nodes_complete) {
+            try {
+                j.all_nodes = expand_hostlist(ji->node_list);
+            } catch (const std::exception& e) {
+                HLOG_WARN("coordd sent job %lld a bad node list: %s", (long long)j.id, e.what());
+            }
+        }
+        j.leaves.assign(ji->leaves, ji->leaves + ji->n_leaves);
+        std::string owner = ji->owner_leaf ? ji->owner_leaf : "";
+        if (owner != j.owner_leaf) changed = true;
+        j.owner_leaf = owner;
+        if (ji->decision && owner != leaf_name_) {
+            JobDecision d = from_schedule(*ji->decision);
+            if (!j.fixed || !same_decision(*j.fixed, d)) changed = true;
+            j.fixed = d;
+            j.fixed_epoch = ji->decision->has_epoch ? ji->decision->epoch : 0;
+        }
+    }
+    if (changed) decide_soon();
+}
+
+}  // namespace harmonics::sched

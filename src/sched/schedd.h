@@ -1,0 +1,152 @@
+// harmonics-schedd: the Local Scheduler of one leaf switch on a libevent
+// loop. Hooks on the leaf's compute nodes register and report; every epoch
+// (and at once when a job arrives or leaves) the schedd runs the Local
+// Scheduler and pushes each job's schedule to its hooks. Cross-leaf jobs are
+// exchanged with harmonics-coordd; when coordd is away the schedd keeps
+// deciding for its own jobs and keeps the last decision for the others.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/harmonics_conf.h"
+#include "job_aggregate.h"
+#include "policy/harmonics_local.h"
+#include "wire/event_conn.h"
+
+struct event_base;
+struct event;
+
+namespace harmonics::sched {
+
+struct ScheddOptions {
+    std::string config_path;
+    std::string leaf;         // --leaf; empty: from the host name
+    std::string listen;       // --listen; empty: the leaf's Schedd= address
+    std::string coord;        // --coord; empty: CoordAddress; "none": run alone
+    double idle_timeout_s = 120;
+    std::size_t max_jobs = 10000;
+    std::size_t max_ranks_per_job = 4096;
+    std::size_t max_comms_per_conn = 64;
+};
+
+// Where a job's owner uid came from.
+enum class UidSource { None, Claimed, Coordd };
+
+struct SchedJob {
+    JobId id = 0;
+    std::uint32_t uid = 0;
+    UidSource uid_source = UidSource::None;
+    std::set<std::string> local_nodes;       // from hook registrations
+    std::vector<std::string> all_nodes;      // from coordd (the whole job)
+    bool nodes_complete = false;             // all_nodes is Slurm's list
+    std::vector<std::string> leaves;         // from coordd
+    int n_nodes = 0;                         // from the hooks
+    std::string owner_leaf;                  // from coordd, for cross-leaf jobs
+    std::optional<JobDecision> fixed;        // coordd's decision when another leaf owns the job
+    std::uint64_t fixed_epoch = 0;
+    bool known_to_coordd = false;
+    JobAggregate agg;
+    std::optional<JobSummary> summary;
+    std::optional<JobDecision> decision;     // in force for the job's hooks
+    std::uint64_t decision_epoch = 0;
+    std::set<std::uint64_t> hooks;           // connection ids
+    double last_report_s = 0;                // monotonic
+    double uplink_load = 0;
+};
+
+class Schedd {
+public:
+    explicit Schedd(ScheddOptions opts);
+    ~Schedd();
+    // Loads config and topology, binds, connects to coordd. False on error
+    // (already logged / printed with file, line and key).
+    bool start(std::string* err);
+    int run();   // until SIGTERM/SIGINT
+    void stop();
+
+    // For the benchmark driver: decide now, return the decision's wall time.
+    double decide_now();
+    const wire::Counters& counters() const { return counters_; }
+    // Safe to read from another thread (the benchmark's load generator).
+    std::uint64_t reports() const { return reports_.load(std::memory_order_relaxed); }
+    // Wall time of each decision (build, Local Scheduler, push), the last 100k.
+    const std::vector<double>& decide_times() const { return decide_times_; }
+    // The same decisions' CPU time on the schedd's thread (free of preemption).
+    const std::vector<double>& decide_cpu_times() const { return decide_cpu_; }
+    // Of which the Local Scheduler itself (LeafResult::wall_s).
+    const std::vector<double>& policy_times() const { return policy_times_; }
+    event_base* base() { return base_; }
+    int bound_port() const;
+
+private:
+    bool load_config(HarmonicsConfig* cfg, Topology* topo, SwitchId* leaf, std::string* listen, std::string* err);
+    void apply_config(HarmonicsConfig cfg, Topology topo);
+    void reload();
+
+    // Hooks.
+    std::string authorize_hook(Harmonics__Role role, std::uint32_t uid);
+    void on_hook_frame(wire::Connection& c, wire::EnvelopePtr env);
+    void on_hook_closed(wire::Connection& c);
+    bool may_report(const SchedJob& j, std::uint32_t uid) const;
+    void refuse(wire::Connection& c, const std::string& why);
+    void handle_register(wire::Connection& c, const Harmonics__HookRegister& r);
+    void handle_report(wire::Connection& c, const Harmonics__ProfileReport& r);
+
+    // Coordd.
+    void on_coord_up(wire::Connection& c);
+    void on_coord_frame(wire::Connection& c, wire::EnvelopePtr env);
+    void apply_assignment(const Harmonics__LeafAssignment& a);
+    void send_proposal();
+    void fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics__Schedule* sch, std::string* nodes) const;
+
+    // Scheduling.
+    void on_epoch();
+    void decide_soon();
+    void decide(EpochReason why);
+    void push_schedule(SchedJob& j, double now_wall);
+    void expire_jobs(double now);
+    bool is_cross_leaf(const SchedJob& j) const;
+    bool owns(const SchedJob& j) const;
+
+    static void epoch_cb(int, short, void* arg);
+    static void soon_cb(int, short, void* arg);
+    static void signal_cb(int sig, short, void* arg);
+
+    ScheddOptions opts_;
+    HarmonicsConfig cfg_;
+    Topology topo_;
+    SwitchId leaf_ = -1;
+    std::string leaf_name_;
+    std::string listen_;
+    std::uint32_t slurm_uid_ = 0;
+    bool slurm_uid_known_ = false;
+    std::unique_ptr<LocalScheduler> local_;
+
+    event_base* base_ = nullptr;
+    event* epoch_ev_ = nullptr;
+    event* soon_ev_ = nullptr;
+    std::vector<event*> signal_evs_;
+    wire::Counters counters_;
+    std::unique_ptr<wire::Listener> hooks_;
+    std::unique_ptr<wire::Dialer> coord_;
+
+    std::map<JobId, SchedJob> jobs_;
+    std::uint64_t epoch_ = 0;
+    std::atomic<std::uint64_t> reports_{0};
+    std::vector<double> decide_times_;
+    std::vector<double> decide_cpu_;
+    std::vector<double> policy_times_;
+    std::uint64_t decisions_ = 0;
+    double last_predicted_cost_ = 0;
+    double last_decide_wall_s_ = 0;
+    bool soon_pending_ = false;
+};
+
+}  // namespace harmonics::sched

@@ -1,0 +1,36 @@
+// harmonics-sim's command line: options, building the scenario, running each
+// policy and writing the results. main() only calls run_cli().
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace harmonics {
+namespace sim {
+
+struct CliOptions {
+    std::string topology, config, workload;
+    std::string scenario;              // "" = the default, unless generating
+    std::vector<std::string> policies; // empty = every registered policy
+    double duration_s = -1;            // <0: the scenario's
+    double epoch_s = -1;               // <0: harmonics.conf's or the scenario's
+    double time_limit_s = -1;          // <0: harmonics.conf's SolverTimeLimit, 1 s without one
+    double gate_cap_s = -1;            // <0: harmonics.conf's GateCap
+    // Generator (any of these switches it on).
+    bool generate = false;
+    int racks = 16, nodes_per_rack = 8, jobs = 50;
+    double arrival_rate = 0.1, oversubscription = 3;
+    unsigned seed = 1;
+    std::string json, csv, out;
+    bool quiet = false;
+    bool list = false;
+    bool help = false;
+};
+
+// Throws std::invalid_argument with a message for the user.
+CliOptions parse_cli(int argc, char** argv);
+void print_usage();
+int run_cli(int argc, char** argv);
+
+}  // namespace sim
+}  // namespace harmonics

@@ -1,0 +1,98 @@
+// The discrete-event engine. Each job repeats iterations: a compute phase and
+// its communication phases (each a flow; phase i starts at the later of its
+// offset from the iteration start and the end of phase i-1, so a bucketed
+// all-reduce may overlap compute). The next iteration starts when compute and
+// every phase are done. A policy is asked for decisions on every arrival,
+// departure and epoch; a gated job's first phase of an iteration waits for the
+// next slot origin + shift + k·period at or after the time it is ready.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "policy/policy.h"
+#include "topology/topology.h"
+
+namespace harmonics {
+namespace sim {
+
+// A placed job, ready to run.
+struct SimJob {
+    JobId id = 0;
+    std::string model;
+    double arrival_s = 0;
+    long iterations = 1;
+    JobProfile profile;  // nodes, phases and the links they load
+};
+
+struct EngineConfig {
+    double epoch_s = 1.0;
+    double end_s = 0;          // stop here; 0 = when every job has finished
+    // Flows crossing switch links within [trace_from_s, trace_to_s) are
+    // recorded for the timeline plot (nothing when trace_to_s <= trace_from_s).
+    double trace_from_s = 0, trace_to_s = 0;
+    // The NCCL hook's gate: off (Gate=no) measures only; a hold never lasts
+    // more than gate_cap_s (GateCap), after which the collective goes. 0: no
+    // cap beyond the gate's own (the next slot is at most a period away).
+    bool gate = true;
+    double gate_cap_s = 0;
+    bool progress = false;     // a progress line on stderr
+    std::string label;         // shown in the progress line
+    // Used instead of a policy when the engine is given none: fixed decisions
+    // applied from the start (tests of the gate).
+    std::map<JobId, JobDecision> fixed;
+    bool fixed_priorities = false;  // serve cfg.fixed's priority classes strictly
+};
+
+struct JobResult {
+    JobId id = 0;
+    std::string model;
+    double arrival_s = 0;
+    double finish_s = -1;        // -1: still running at the end
+    long iterations = 0;         // asked for
+    long iterations_done = 0;
+    double iteration_time_s = 0; // sum over completed iterations
+    double comm_time_s = 0;      // sum of phase durations (flow start to end), completed iterations
+    double isolated_s = 0;       // T_j: one iteration on an idle fabric
+    double isolated_comm_s = 0;  // its phases' duration on an idle fabric
+    double bytes_per_iteration = 0;  // Σ over phases and links of multiplicity·bytes per edge
+    int nodes = 0, leaves = 0;
+    double mean_slowdown() const;
+    // JCT; for a job still running, elapsed time plus its remaining iterations
+    // at its mean iteration time so far.
+    double jct_s(double end_s) const;
+};
+
+// One flow's stay on a switch link, for the timeline plot.
+struct TraceSegment {
+    LinkId link;
+    JobId job;
+    double t0, t1;
+    double rate_Bps;  // mean load the flow put on the link (multiplicity·bytes / time)
+};
+
+struct RunResult {
+    std::string policy;
+    std::vector<JobResult> jobs;
+    std::vector<double> sched_time_s;  // per decision round
+    double end_s = 0;
+    std::vector<double> link_bytes;    // bytes carried by each link
+    std::vector<TraceSegment> trace;
+    long events = 0;
+    long solver_calls = 0, solver_flows = 0, lone_flows = 0;
+    double sched_ms_per_epoch() const;
+};
+
+// The duration of a phase alone on an idle fabric and the isolated iteration
+// time T_j the engine reproduces for a job alone.
+double phase_alone_s(const CommPhase& phase, const Topology& topo);
+double isolated_iteration_s(const JobProfile& profile, const Topology& topo);
+
+// Runs the jobs under `policy` (null: cfg.fixed decisions). Deterministic.
+RunResult simulate(const Topology& topo, const std::vector<SimJob>& jobs, Policy* policy,
+                   const EngineConfig& cfg);
+
+}  // namespace sim
+}  // namespace harmonics

@@ -1,0 +1,92 @@
+// Table, JSON and CSV output of a comparison.
+#include "sim/report.h"
+
+#include <cmath>
+#include <memory>
+
+namespace harmonics {
+namespace sim {
+
+namespace {
+
+struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+// JSON has no NaN or infinity.
+double finite(double x) { return std::isfinite(x) ? x : 0.0; }
+
+void print_row(std::FILE* out, const std::string& name, const Summary& s) {
+    std::fprintf(out, "%-12s %10.3f %10.3f %12.1f %11.1f %16.3f\n", name.c_str(), s.mean_slowdown, s.p99_slowdown,
+                 s.mean_comm_ms, s.mean_jct_s, s.sched_ms_per_epoch);
+}
+
+void json_summary(std::FILE* f, const Summary& s) {
+    std::fprintf(f,
+                 "{\"mean_slowdown\": %.6f, \"p99_slowdown\": %.6f, \"mean_comm_ms\": %.6f, "
+                 "\"mean_jct_s\": %.6f, \"sched_ms_per_epoch\": %.6f, \"jobs\": %d}",
+                 finite(s.mean_slowdown), finite(s.p99_slowdown), finite(s.mean_comm_ms), finite(s.mean_jct_s),
+                 finite(s.sched_ms_per_epoch), s.jobs);
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) continue;
+        out += c;
+    }
+    return out + "\"";
+}
+
+}  // namespace
+
+void print_table(std::FILE* out, const std::string& title, const std::vector<PolicyRun>& runs,
+                 const LowerBound& lb) {
+    std::fprintf(out, "%s\n", title.c_str());
+    std::fprintf(out, "%-12s %10s %10s %12s %11s %16s\n", "policy", "slowdown", "p99", "comm ms/it", "JCT s",
+                 "sched ms/epoch");
+    for (const PolicyRun& r : runs) print_row(out, r.run.policy, r.summary);
+    print_row(out, "lower-bound", lb.summary);
+}
+
+bool write_json(const std::string& path, const std::string& scenario, unsigned seed,
+                const std::vector<PolicyRun>& runs, const LowerBound& lb) {
+    File f(std::fopen(path.c_str(), "w"));
+    if (!f) return false;
+    std::fprintf(f.get(), "{\n  \"scenario\": %s,\n  \"seed\": %u,\n  \"lower_bound\": ", json_string(scenario).c_str(),
+                 seed);
+    json_summary(f.get(), lb.summary);
+    std::fprintf(f.get(), ",\n  \"policies\": {");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        std::fprintf(f.get(), "%s\n    %s: ", i ? "," : "", json_string(runs[i].run.policy).c_str());
+        json_summary(f.get(), runs[i].summary);
+    }
+    std::fprintf(f.get(), "\n  }\n}\n");
+    return std::ferror(f.get()) == 0;
+}
+
+bool write_jobs_csv(const std::string& path, const std::vector<PolicyRun>& runs, const LowerBound& lb) {
+    File f(std::fopen(path.c_str(), "w"));
+    if (!f) return false;
+    std::fprintf(f.get(),
+                 "policy,job,model,nodes,leaves,arrival_s,finish_s,iterations,iterations_done,isolated_ms,"
+                 "mean_iteration_ms,slowdown,comm_ms_per_iteration,jct_s,lower_bound_slowdown\n");
+    for (const PolicyRun& r : runs) {
+        for (std::size_t j = 0; j < r.run.jobs.size(); ++j) {
+            const JobResult& x = r.run.jobs[j];
+            double done = static_cast<double>(x.iterations_done);
+            std::fprintf(f.get(), "%s,%lld,%s,%d,%d,%.6f,%.6f,%ld,%ld,%.4f,%.4f,%.6f,%.4f,%.3f,%.6f\n",
+                         r.run.policy.c_str(), static_cast<long long>(x.id), x.model.c_str(), x.nodes, x.leaves,
+                         x.arrival_s, x.finish_s, x.iterations, x.iterations_done, 1e3 * x.isolated_s,
+                         done > 0 ? 1e3 * x.iteration_time_s / done : 0.0, x.mean_slowdown(),
+                         done > 0 ? 1e3 * x.comm_time_s / done : 0.0, x.jct_s(r.run.end_s),
+                         j < lb.slowdown.size() ? lb.slowdown[j] : 0.0);
+        }
+    }
+    return std::ferror(f.get()) == 0;
+}
+
+}  // namespace sim
+}  // namespace harmonics

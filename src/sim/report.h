@@ -1,0 +1,34 @@
+// What a comparison run prints and writes: the table on stdout, the JSON
+// figures under stable keys, and the per-job CSV.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/metrics.h"
+
+namespace harmonics {
+namespace sim {
+
+struct PolicyRun {
+    RunResult run;
+    Summary summary;
+};
+
+void print_table(std::FILE* out, const std::string& title, const std::vector<PolicyRun>& runs,
+                 const LowerBound& lb);
+
+// {"scenario": ..., "lower_bound": {...}, "policies": {"<name>": {"mean_slowdown": ...}}}.
+// Returns false (errno set) when the file cannot be written.
+bool write_json(const std::string& path, const std::string& scenario, unsigned seed,
+                const std::vector<PolicyRun>& runs, const LowerBound& lb);
+
+// One row per policy and job: policy,job,model,nodes,leaves,arrival_s,finish_s,
+// iterations,iterations_done,isolated_ms,mean_iteration_ms,slowdown,
+// comm_ms_per_iteration,jct_s,lower_bound_slowdown.
+bool write_jobs_csv(const std::string& path, const std::vector<PolicyRun>& runs, const LowerBound& lb);
+
+}  // namespace sim
+}  // namespace harmonics

@@ -1,0 +1,41 @@
+// A scenario: the fabric, the jobs and how long to run. Built in (the
+// testbed-sized default and a few small ones), read from files, or generated.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "sim/engine.h"
+#include "topology/topology.h"
+
+namespace harmonics {
+namespace sim {
+
+struct Scenario {
+    std::string name;
+    std::string description;
+    Topology topo;
+    std::vector<JobSpec> specs;
+    double epoch_s = 1.0;
+    double duration_s = 0;  // 0: until every job has finished
+    // Window of the timeline plot; both 0: chosen from the jobs' periods.
+    double trace_from_s = 0, trace_to_s = 0;
+};
+
+// Names of the built-in scenarios, "default" first.
+std::vector<std::string> scenario_names();
+// Throws std::invalid_argument for an unknown name (the message lists the known ones).
+Scenario builtin_scenario(const std::string& name);
+
+// Places the jobs that have no placement (placement_plan.h) and maps each onto
+// the fabric. Throws std::runtime_error naming the job on an unknown model or
+// a bad placement.
+std::vector<SimJob> prepare_jobs(Scenario& scenario);
+
+// The timeline window: the scenario's, or four median isolated periods from
+// two epochs after the last arrival, when the policy has had decision rounds.
+void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s);
+
+}  // namespace sim
+}  // namespace harmonics

@@ -1,0 +1,134 @@
+// The built-in scenarios and the step from job specs to placed, profiled jobs.
+#include "sim/scenario.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "model/model_library.h"
+#include "model/traffic.h"
+#include "sim/generator.h"
+#include "sim/placement_plan.h"
+
+namespace harmonics {
+namespace sim {
+
+namespace {
+
+constexpr double kNic100G = 12.5e9;  // bytes/s
+
+JobSpec job(JobId id, const std::string& model, long iterations, const Topology& topo,
+            const std::vector<std::string>& nodes) {
+    JobSpec s;
+    s.id = id;
+    s.model = model;
+    s.iterations = iterations;
+    s.nodes = static_cast<int>(nodes.size());
+    s.gpus_per_node = 8;
+    for (const std::string& n : nodes) s.placement.push_back(topo.find_node(n));
+    return s;
+}
+
+// The testbed: 24 servers in 3 racks of 8, 100 Gb/s NICs, uplinks 3:1
+// oversubscribed (267 Gb/s, 2.7 NICs' worth). Nine jobs; six cross racks, so
+// every uplink carries five rings while it has room for fewer than three at
+// NIC speed: their all-reduces collide unless they take turns.
+Scenario testbed() {
+    Scenario s;
+    s.name = "default";
+    s.description = "testbed: 24 servers in 3 racks, 100 Gb/s NICs, uplinks 3:1 oversubscribed, 9 jobs";
+    s.topo = Topology::make_two_level(3, 8, kNic100G, 3.0);
+    const Topology& t = s.topo;
+    s.specs = {
+        job(1, "vgg16", 120, t, {"n1", "n9", "n17"}),
+        job(2, "resnet50", 600, t, {"n2", "n10", "n18"}),
+        job(3, "bert-large", 80, t, {"n3", "n4", "n11", "n12", "n19", "n20"}),
+        job(4, "gpt2-xl", 20, t, {"n5", "n13"}),
+        job(5, "vgg19", 100, t, {"n14", "n21"}),
+        job(6, "resnet101", 400, t, {"n6", "n22"}),
+        job(7, "bert-base", 400, t, {"n7", "n8"}),
+        job(8, "roberta-large", 120, t, {"n15", "n16"}),
+        job(9, "dlrm", 60, t, {"n23", "n24"}),
+    };
+    return s;
+}
+
+// Two identical jobs whose rings share one uplink of one NIC's capacity: fair
+// sharing halves their rate while both communicate.
+Scenario collide2() {
+    Scenario s;
+    s.name = "collide2";
+    s.description = "two identical jobs sharing one rack uplink of one NIC's capacity";
+    s.topo = Topology::make_two_level(2, 2, kNic100G, 2.0);
+    s.specs = {job(1, "vgg16", 100, s.topo, {"n1", "n3"}), job(2, "vgg16", 100, s.topo, {"n2", "n4"})};
+    return s;
+}
+
+// The benchmark: one hour of a 1,024-node, 128-rack cluster with 300 jobs.
+Scenario bench() {
+    GeneratorParams p;
+    p.racks = 128;
+    p.nodes_per_rack = 8;
+    p.jobs = 300;
+    p.arrival_rate = 1.0;  // all arrive within minutes: a full, fragmented cluster
+    p.duration_s = 3600;
+    p.seed = 1;
+    Scenario s = generate_scenario(p);
+    s.name = "bench";
+    s.description = "benchmark: " + s.description + ", one hour";
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_names() { return {"default", "collide2", "bench"}; }
+
+Scenario builtin_scenario(const std::string& name) {
+    if (name == "default" || name == "testbed") return testbed();
+    if (name == "collide2") return collide2();
+    if (name == "bench") return bench();
+    std::string known;
+    for (const std::string& n : scenario_names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown scenario '" + name + "' (known: " + known + ")");
+}
+
+std::vector<SimJob> prepare_jobs(Scenario& scenario) {
+    for (const JobSpec& s : scenario.specs)
+        if (!find_model(s.model))
+            throw std::runtime_error("job " + std::to_string(s.id) + ": unknown model '" + s.model + "'");
+    plan_placements(scenario.topo, scenario.specs);
+    std::vector<SimJob> jobs;
+    jobs.reserve(scenario.specs.size());
+    for (const JobSpec& s : scenario.specs) {
+        SimJob j;
+        j.id = s.id;
+        j.model = s.model;
+        j.arrival_s = s.arrival_s;
+        j.iterations = s.iterations;
+        j.profile = make_profile(scenario.topo, s, *find_model(s.model), s.placement);
+        jobs.push_back(std::move(j));
+    }
+    return jobs;
+}
+
+void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s) {
+    if (scenario.trace_to_s > scenario.trace_from_s) {
+        *from_s = scenario.trace_from_s;
+        *to_s = scenario.trace_to_s;
+        return;
+    }
+    double last_arrival = 0;
+    std::vector<double> periods;
+    for (const SimJob& j : jobs) {
+        last_arrival = std::max(last_arrival, j.arrival_s);
+        periods.push_back(isolated_iteration_s(j.profile, scenario.topo));
+    }
+    std::sort(periods.begin(), periods.end());
+    double median = periods.empty() ? 0.1 : periods[periods.size() / 2];
+    // Late enough that the policy has decided, short enough that single
+    // collectives are visible: a few periods of the median job.
+    *from_s = last_arrival + 2 * scenario.epoch_s;
+    *to_s = *from_s + 4 * std::max(median, 0.05);
+}
+
+}  // namespace sim
+}  // namespace harmonics

@@ -1,0 +1,69 @@
+#!/bin/sh
+# run-with-real-schedd.sh BUILD_DIR HARNESS: the real harmonics-schedd (one
+# leaf, --coord none) with a private munged, and two jobs whose hooks (two
+# harness processes, one per job) report through it. Both say they span two
+# nodes, so both cross the leaf's uplink and the Local Scheduler decides for
+# them. Exit 77 when harmonics-schedd is not built.
+set -u
+BUILD=$1
+HARNESS=$2
+SCHEDD=$BUILD/src/sched/harmonics-schedd
+[ -x "$SCHEDD" ] || { echo "SKIP: $SCHEDD not built"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/harmonics-nccl-real.XXXXXX") || exit 1
+MUNGED_PID= SCHEDD_PID=
+cleanup() {
+  [ -n "$SCHEDD_PID" ] && kill "$SCHEDD_PID" 2>/dev/null
+  [ -n "$MUNGED_PID" ] && kill "$MUNGED_PID" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+wait_for() {  # wait_for FILE: up to 10 s
+  i=0
+  while [ ! -e "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -e "$1" ]
+}
+
+chmod 700 "$T"
+head -c 1024 /dev/urandom > "$T/munge.key" && chmod 400 "$T/munge.key"
+munged -f -F --socket="$T/munge.sock" --key-file="$T/munge.key" --pid-file="$T/munged.pid" \
+  --log-file="$T/munged.log" --seed-file="$T/munged.seed" 2>"$T/munged.err" &
+MUNGED_PID=$!
+wait_for "$T/munge.sock" || { echo "munged did not start"; exit 1; }
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+printf 'SwitchName=rack1 Nodes=%s,n2\nSwitchName=rack2 Nodes=n[3-4]\nSwitchName=spine Switches=rack[1-2]\n' \
+  "$(hostname -s)" > "$T/topology.conf"
+cat > "$T/harmonics.conf" <<EOT
+TopologyFile=topology.conf
+NodeBandwidth=100Gbps
+Oversubscription=4
+SwitchName=rack1 Schedd=127.0.0.1:$PORT
+Epoch=200ms
+ReportInterval=100ms
+ClockTolerance=50us
+SlurmUser=$(id -un)
+MungeSocket=$T/munge.sock
+LogLevel=debug
+EOT
+"$SCHEDD" -f "$T/harmonics.conf" --leaf rack1 --coord none --log "$T/schedd.log" &
+SCHEDD_PID=$!
+i=0
+until grep -q "listening\|Listening\|listen" "$T/schedd.log" 2>/dev/null || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+
+export HARMONICS_CONF="$T/harmonics.conf" HARMONICS_GATE=host
+SLURM_JOB_ID=501 HARMONICS_TRACE="$T/trace-501.jsonl" "$HARNESS" real-schedd 501 > "$T/h501.log" 2>&1 &
+H1=$!
+SLURM_JOB_ID=502 HARMONICS_TRACE="$T/trace-502.jsonl" "$HARNESS" real-schedd 502 > "$T/h502.log" 2>&1 &
+H2=$!
+RC=0
+wait $H1 || RC=1
+wait $H2 || RC=1
+for f in h501 h502; do echo "--- $f"; grep -v "nccl log 3" "$T/$f.log" | tail -8; done
+echo "--- schedd"
+grep -i "job 50[12]" "$T/schedd.log" | tail -8
+# schedd learnt each job's 200 ms rhythm from the hooks' reports.
+for j in 501 502; do
+  grep -Eq "job $j arrived \(period (19[6-9]|20[0-4])\." "$T/schedd.log" || { echo "schedd did not learn job $j's period"; RC=1; }
+done
+exit $RC

@@ -1,0 +1,121 @@
+# Shared set-up of the daemon system tests: a private munged (own key, socket
+# and directories), a 2-leaf fabric (n[1-4] under rack1, n[5-8] under rack2),
+# harmonics.conf on free loopback ports, and helpers to start the daemons.
+# Everything lives in one temp dir and is torn down by the EXIT trap.
+# Source with SRC and BUILD set to the source and build tree roots.
+set -u
+T=$(mktemp -d /tmp/hx-daemons.XXXXXX)
+chmod 755 "$T"
+PIDS=()
+HX_CLIENT=$BUILD/testsuite/system/daemons/hx_testclient
+SCHEDD=$BUILD/src/sched/harmonics-schedd
+COORDD=$BUILD/src/coord/harmonics-coordd
+CTL=$BUILD/src/coord/harmonicsctl
+
+for b in "$HX_CLIENT" "$SCHEDD" "$COORDD" "$CTL"; do
+    [ -x "$b" ] || { echo "SKIP: $b not built (libevent/protobuf-c missing, or make check not run)"; exit 77; }
+done
+command -v munged >/dev/null || { echo "SKIP: munged not installed"; exit 77; }
+
+fail() { echo "FAIL: $*" >&2; for f in "$T"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }; done >&2; exit 1; }
+
+cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null
+    done
+    [ -f "$T/munge/munged.pid" ] && kill -TERM "$(cat "$T/munge/munged.pid")" 2>/dev/null
+    sleep 0.2
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+# A TCP port nobody listens on (the kernel picks, we release it at once).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# wait_for CMD...: retry CMD for up to $WAIT_S seconds (default 10).
+wait_for() {
+    local deadline=$(( $(date +%s) + ${WAIT_S:-10} ))
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s)" -ge "$deadline" ] && return 1
+        sleep 0.1
+    done
+}
+
+start_munged() {
+    mkdir -p "$T/munge"
+    chmod 700 "$T/munge"
+    mkdir -p "$T/munge-run"
+    chmod 755 "$T/munge-run"
+    dd if=/dev/urandom of="$T/munge/munge.key" bs=1024 count=1 status=none
+    chmod 400 "$T/munge/munge.key"
+    export HARMONICS_MUNGE_SOCKET="$T/munge-run/munge.socket"
+    munged --force --key-file="$T/munge/munge.key" --socket="$HARMONICS_MUNGE_SOCKET" \
+        --pid-file="$T/munge/munged.pid" --log-file="$T/munge/munged.log" --seed-file="$T/munge/seed" \
+        || fail "munged did not start"
+    wait_for test -S "$HARMONICS_MUNGE_SOCKET" || fail "no munge socket"
+}
+
+write_conf() {
+    P1=$(free_port); P2=$(free_port); PC=$(free_port)
+    cat > "$T/topology.conf" <<EOT
+SwitchName=rack1 Nodes=n[1-4]
+SwitchName=rack2 Nodes=n[5-8]
+SwitchName=spine Switches=rack[1-2]
+EOT
+    cat > "$T/harmonics.conf" <<EOT
+TopologyFile=topology.conf
+NodeBandwidth=100Gbps
+Oversubscription=4
+SwitchName=rack1 Schedd=127.0.0.1:$P1
+SwitchName=rack2 Schedd=127.0.0.1:$P2
+Epoch=${EPOCH:-200ms}
+ReportInterval=100ms
+CoordAddress=127.0.0.1:$PC
+CoordSocket=$T/coordd.sock
+StateFile=$T/leaves.state
+SlurmUser=$(id -un)
+MungeSocket=$HARMONICS_MUNGE_SOCKET
+LogLevel=${LOGLEVEL:-debug}
+EOT
+}
+
+start_schedd() {   # start_schedd LEAF
+    "$SCHEDD" -f "$T/harmonics.conf" --leaf "$1" --log "$T/schedd-$1.log" &
+    PIDS+=($!)
+    eval "SCHEDD_PID_$1=$!"
+}
+
+start_coordd() {
+    "$COORDD" -f "$T/harmonics.conf" --slurm no --log "$T/coordd.log" &
+    COORDD_PID=$!
+    PIDS+=($COORDD_PID)
+    wait_for test -S "$T/coordd.sock" || fail "coordd socket missing"
+}
+
+# Cross-leaf jobs in the tests: 1 GB in 80 ms every 200 ms, the whole
+# uplink while it lasts, so two of them collide unless shifted apart.
+CROSS_PHASE=(--phase-off 0.1 --phase-dur 0.08 --phase-bytes 1e9)
+
+# same_schedule_per_epoch JOB FILE1 FILE2: hooks output with --history.
+# Every decision epoch (> 0) both saw for JOB carries the same schedule from
+# both schedds, and they share at least one.
+same_schedule_per_epoch() {
+    awk -v job="job=$1" '
+        $1 == "SCHED" && $2 == job {
+            ep = ""; for (i = 3; i <= NF; i++) if ($i ~ /^epoch=/) ep = substr($i, 7)
+            if (ep == "" || ep == 0) next
+            if (FILENAME == ARGV[1]) seen[ep] = $0
+            else if (ep in seen) { common++; if (seen[ep] != $0) { print "epoch " ep ": " seen[ep] " vs " $0; bad = 1 } }
+        }
+        END { if (!common) print "no common epoch"; exit (bad || !common) }' "$2" "$3"
+}
+
+ctl() { "$CTL" -f "$T/harmonics.conf" "$@"; }
+
+# Number of schedds coordd shows as connected.
+connected_leaves() { ctl show leaves | grep -c 'Connected=yes'; }
+# leaves_connected N: true when coordd shows N schedds connected.
+leaves_connected() { [ "$(connected_leaves)" = "$1" ]; }

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# System checks of harmonics-sim: check.sh SRCDIR BUILDDIR CASE
+#   default        the default scenario (fair): table, JSON keys, per-job CSV, plots
+#   quickstart     the no-argument run of `contrib/quickstart run`, every policy, in time
+#   files          topology.conf + harmonics.conf + workload CSV from files
+#   bad-workload   a bad CSV fails with file and line named
+#   deterministic  the generator twice with one seed gives identical results
+set -euo pipefail
+SRC=$1 BUILD=$2 CASE=$3
+SIM=$BUILD/src/sim/harmonics-sim
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+check_json() {  # file policy...
+  local f=$1; shift
+  grep -q '"lower_bound": {"mean_slowdown": ' "$f" || fail "$f: no lower_bound"
+  for p in "$@"; do
+    for k in mean_slowdown p99_slowdown mean_comm_ms mean_jct_s sched_ms_per_epoch; do
+      grep -q "\"$p\": {.*\"$k\": [0-9]" "$f" || fail "$f: no policies.$p.$k"
+    done
+  done
+}
+
+case $CASE in
+default)
+  "$SIM" --quiet --policy fair --out "$TMP/out" >"$TMP/table" 2>"$TMP/err" || { cat "$TMP/err"; fail "exit $?"; }
+  cat "$TMP/table"
+  grep -q '^fair ' "$TMP/table" || fail "no fair row"
+  grep -q '^lower-bound ' "$TMP/table" || fail "no lower-bound row"
+  [ ! -s "$TMP/err" ] || { cat "$TMP/err"; fail "--quiet wrote to stderr"; }
+  check_json "$TMP/out/results.json" fair
+  [ "$(grep -c '^fair,' "$TMP/out/jobs.csv")" -eq 9 ] || fail "jobs.csv: expected 9 fair rows"
+  [ -s "$TMP/out/plots.gp" ] || fail "no plots.gp"
+  [ -s "$TMP/out/cdf-fair.dat" ] && [ -s "$TMP/out/timeline-fair.dat" ] || fail "no plot data"
+  if command -v gnuplot >/dev/null; then
+    [ -s "$TMP/out/timeline-fair.png" ] && [ -s "$TMP/out/cdf-slowdown.png" ] || fail "gnuplot present, no PNG"
+  fi
+  ;;
+quickstart)
+  # Every registered policy on the testbed; CTest's timeout is the promise
+  # that the quickstart's main job is quick.
+  "$SIM" --out "$TMP/out" >"$TMP/table" || fail "exit $?"
+  cat "$TMP/table"
+  for p in $("$SIM" --list | sed -n '/^policies:/,/^models:/p' | sed -n 's/^  //p'); do
+    grep -q "^$p " "$TMP/table" || fail "no row for policy $p"
+    check_json "$TMP/out/results.json" "$p"
+  done
+  ;;
+files)
+  "$SIM" --quiet --config "$SRC/etc/testbed/harmonics.conf" --workload "$SRC/testsuite/system/sim/testbed-jobs.csv" \
+    --policy fair --json "$TMP/r.json" --csv "$TMP/jobs.csv"
+  check_json "$TMP/r.json" fair
+  [ "$(grep -c '^fair,' "$TMP/jobs.csv")" -eq 6 ] || fail "jobs.csv: expected 6 rows"
+  ;;
+bad-workload)
+  if "$SIM" --quiet --config "$SRC/etc/testbed/harmonics.conf" \
+      --workload "$SRC/testsuite/system/sim/bad-jobs.csv" 2>"$TMP/err"; then fail "accepted a bad workload"; fi
+  cat "$TMP/err"
+  grep -q "bad-jobs.csv:3: nodes: 'three'" "$TMP/err" || fail "error does not name file, line and field"
+  if "$SIM" --policy no-such-policy --quiet 2>"$TMP/err"; then fail "accepted an unknown policy"; fi
+  grep -q "unknown policy 'no-such-policy'" "$TMP/err" || fail "unknown policy not named"
+  ;;
+deterministic)
+  for i in 1 2; do
+    "$SIM" --quiet --racks 8 --nodes-per-rack 4 --jobs 20 --arrival-rate 0.5 --duration 120 --seed 11 \
+      --policy fair --json "$TMP/r$i.json" --csv "$TMP/j$i.csv" >/dev/null
+  done
+  cmp "$TMP/r1.json" "$TMP/r2.json" || fail "JSON differs between runs"
+  cmp "$TMP/j1.csv" "$TMP/j2.csv" || fail "per-job CSV differs between runs"
+  "$SIM" --quiet --racks 8 --nodes-per-rack 4 --jobs 20 --arrival-rate 0.5 --duration 120 --seed 12 \
+    --policy fair --csv "$TMP/j3.csv" >/dev/null
+  ! cmp -s "$TMP/j1.csv" "$TMP/j3.csv" || fail "another seed gave the same jobs"
+  ;;
+*) fail "unknown case $CASE" ;;
+esac
+echo "ok: sim $CASE"

@@ -1,0 +1,36 @@
+// Small hand-built jobs and fabrics for the harmonics tests: a job computes,
+// then runs one collective that loads the given links at a chosen fraction of
+// their capacity.
+#pragma once
+
+#include <vector>
+
+#include "model/job.h"
+#include "topology/topology.h"
+
+namespace harmonics::testing {
+
+// Two racks under one spine; NICs 12.5 GB/s, uplinks oversubscribed 4:1.
+inline Topology two_racks(int racks = 2, int nodes = 4) {
+    return Topology::make_two_level(racks, nodes, 12.5e9, 4.0);
+}
+
+// Period T, one collective of `comm_s` starting after compute, loading each
+// link in `links` at `fraction` of the first link's capacity.
+inline JobProfile periodic_job(const Topology& topo, JobId id, double T, double comm_s,
+                               const std::vector<LinkId>& links, double fraction) {
+    JobProfile j;
+    j.id = id;
+    j.compute_s = T - comm_s;
+    j.isolated_period_s = T;
+    CommPhase ph;
+    ph.start_offset_s = j.compute_s;
+    ph.alone_s = comm_s;
+    double rate = fraction * topo.link(links.front()).capacity_Bps;
+    ph.bytes_per_edge = rate * comm_s;
+    for (LinkId l : links) ph.links.push_back({l, 1.0});
+    j.phases.push_back(ph);
+    return j;
+}
+
+}  // namespace harmonics::testing

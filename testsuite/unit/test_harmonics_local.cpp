@@ -1,0 +1,308 @@
+// Harmonics' local scheduler and the slot-grid problem it searches: the
+// predicted cost, harmonic periods, exact search against brute force, and
+// warm starts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "policy/brute_force.h"
+#include "policy/harmonics_local.h"
+#include "policy/slot_grid.h"
+#include "policy/slot_search.h"
+#include "unit/harmonics_fixture.h"
+
+using namespace harmonics;
+using harmonics::testing::periodic_job;
+using harmonics::testing::two_racks;
+
+namespace {
+
+// The cost of the stretch alone (P/T - 1 summed): what a collision-free schedule predicts.
+double stretch_of(const LeafResult& r, const std::vector<JobProfile>& jobs) {
+    double c = 0;
+    for (const JobProfile& j : jobs) {
+        auto d = r.jobs.find(j.id);
+        if (d != r.jobs.end() && d->second.gated) c += d->second.period_s / j.isolated_period_s - 1;
+    }
+    return c;
+}
+
+LeafProblem leaf_problem(const Topology&, SwitchId leaf, const std::vector<JobProfile>& jobs) {
+    LeafProblem p;
+    p.leaf = leaf;
+    p.jobs = jobs;
+    return p;
+}
+
+// A random slot problem on two links: periods from {12, 24}, one burst each.
+SlotProblem random_problem(std::mt19937& rng, int njobs) {
+    SlotProblem p;
+    p.slot_s = 0.001;
+    p.links = {{0, 1e9, 0, 1}, {1, 1e9, 0.1, 0.5}};
+    std::uniform_int_distribution<int> per(0, 1), len(2, 8), pick(0, 2);
+    std::uniform_real_distribution<double> frac(0.3, 1.0);
+    for (int j = 0; j < njobs; ++j) {
+        SlotJob sj;
+        sj.id = j;
+        sj.period_slots = per(rng) ? 24 : 12;
+        sj.isolated_period_s = sj.period_slots * p.slot_s * 0.98;
+        int l = std::min(len(rng), sj.period_slots - 1);
+        int which = pick(rng);
+        for (int k = 0; k < 2; ++k) {
+            if (which != 2 && which != k) continue;
+            SlotDemand d{k, std::vector<double>(sj.period_slots, 0.0)};
+            double f = frac(rng);
+            for (int t = 0; t < l; ++t) d.pattern[t] = f;
+            sj.demand.push_back(d);
+        }
+        for (int s = 0; s < sj.period_slots; s += 3) sj.shifts.push_back(s);
+        p.jobs.push_back(sj);
+    }
+    finalize_hyperperiod(p, 1000);
+    return p;
+}
+
+}  // namespace
+
+TEST(SlotGrid, PredictedCostCountsExcessOverHyperperiod) {
+    // Two jobs filling one link for 4 of 10 slots; overlap of 2 slots -> excess 2 over H = 10.
+    SlotProblem p;
+    p.slot_s = 0.001;
+    p.links = {{7, 1e9, 0, 1}};
+    for (int j = 0; j < 2; ++j) {
+        SlotJob sj;
+        sj.id = j;
+        sj.period_slots = 10;
+        sj.isolated_period_s = 0.010;
+        sj.demand.push_back({0, {1, 1, 1, 1, 0, 0, 0, 0, 0, 0}});
+        sj.shifts = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+        p.jobs.push_back(sj);
+    }
+    ASSERT_TRUE(finalize_hyperperiod(p, 100));
+    EXPECT_EQ(p.hyperperiod_slots, 10);
+    EXPECT_NEAR(predicted_cost(p, {0, 2}), 0.2, 1e-12);
+    EXPECT_NEAR(predicted_cost(p, {0, 4}), 0.0, 1e-12);
+    EXPECT_NEAR(predicted_cost(p, {0, 8}), 0.2, 1e-12);  // wraps around the period
+    // A stretched period costs its stretch.
+    p.jobs[1].isolated_period_s = 0.008;
+    EXPECT_NEAR(predicted_cost(p, {0, 4}), 0.25, 1e-12);
+}
+
+TEST(SlotGrid, AddSlotJobSpreadsPartialSlotsProRata) {
+    Topology topo = two_racks();
+    LinkId up = topo.sw(topo.leaves()[0]).up;
+    JobProfile j = periodic_job(topo, 1, 0.010, 0.0025, {up}, 0.8);
+    SlotProblem p;
+    p.slot_s = 0.001;
+    p.links = {{up, topo.link(up).capacity_Bps, 0, 1}};
+    add_slot_job(p, j, 10, 0, 5);
+    ASSERT_EQ(p.jobs.size(), 1u);
+    ASSERT_EQ(p.jobs[0].demand.size(), 1u);
+    const std::vector<double>& pat = p.jobs[0].demand[0].pattern;
+    EXPECT_NEAR(pat[0], 0.8, 1e-9);
+    EXPECT_NEAR(pat[1], 0.8, 1e-9);
+    EXPECT_NEAR(pat[2], 0.4, 1e-9);
+    EXPECT_NEAR(pat[3], 0.0, 1e-9);
+    EXPECT_EQ(p.jobs[0].shifts, (std::vector<int>{0, 2, 4, 6, 8}));
+    EXPECT_NEAR(average_load(p, j, 0), 0.8 * 0.25, 1e-9);
+}
+
+TEST(SlotGrid, HarmonicPeriodsMakeNonCommensuratePeriodsShareAHyperperiod) {
+    // 101 ms and 173 ms: lcm 17.473 s unstretched; within 5% they must share a short hyperperiod.
+    std::vector<int> per = harmonic_periods({0.101, 0.173}, {}, 0.001, 0.05, 8 * 182);
+    ASSERT_EQ(per.size(), 2u);
+    EXPECT_GE(per[0], 101);
+    EXPECT_LE(per[0], 106);
+    EXPECT_GE(per[1], 173);
+    EXPECT_LE(per[1], 181);
+    EXPECT_LE(lcm_capped(per[0], per[1], 1 << 30), 8 * 182);
+    // Commensurate periods are left alone.
+    EXPECT_EQ(harmonic_periods({0.100, 0.200}, {}, 0.001, 0.05, 2000), (std::vector<int>{100, 200}));
+    // A fixed period is kept and the others fit around it.
+    std::vector<int> f = harmonic_periods({0.101, 0.173}, {105, 0}, 0.001, 0.05, 2000);
+    EXPECT_EQ(f[0], 105);
+    EXPECT_EQ(lcm_capped(f[0], f[1], 1 << 30) <= 2000, true);
+}
+
+TEST(SlotSearch, ExactSearchAgreesWithBruteForceOnSmallInstances) {
+    std::mt19937 rng(42);
+    for (int trial = 0; trial < 30; ++trial) {
+        int n = 2 + trial % 5;  // 2..6 jobs
+        SlotProblem p = random_problem(rng, n);
+        if (trial % 3 == 0) p.jobs[0].fixed_shift = 5;
+        SlotSolution bf = brute_force(p);
+        ASSERT_TRUE(bf.optimal);
+        SlotSolution ex = solve_exact(p, 10.0);
+        ASSERT_TRUE(ex.optimal) << "trial " << trial;
+        EXPECT_NEAR(ex.cost, bf.cost, 1e-9) << "trial " << trial << " jobs " << n;
+        EXPECT_NEAR(predicted_cost(p, ex.shift), ex.cost, 1e-9);
+        for (size_t i = 0; i < p.jobs.size(); ++i)
+            if (p.jobs[i].fixed_shift >= 0) {
+                EXPECT_EQ(ex.shift[i], p.jobs[i].fixed_shift);
+            }
+        SlotSolution gr = solve_greedy(p, 1.0);
+        EXPECT_GE(gr.cost, bf.cost - 1e-9);
+    }
+}
+
+TEST(LocalScheduler, ComplementaryPhasesGetTheZeroOverlapShift) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    // Each job fills the uplink and downlink half of its 100 ms iteration.
+    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.050, links, 1.0),
+                                    periodic_job(topo, 2, 0.100, 0.050, links, 1.0)};
+    LocalScheduler ls(PolicyOptions{});
+    LeafResult r = ls.decide(topo, leaf_problem(topo, leaf, jobs));
+    ASSERT_EQ(r.jobs.size(), 2u);
+    EXPECT_NEAR(r.predicted_cost, stretch_of(r, jobs), 1e-9);  // no collision left
+    const JobDecision& a = r.jobs.at(1);
+    const JobDecision& b = r.jobs.at(2);
+    EXPECT_TRUE(a.gated && b.gated);
+    // One period of 101 ms (1% guard over T): the bursts sit 50 or 51 ms apart.
+    EXPECT_NEAR(a.period_s, 0.101, 1e-12);
+    EXPECT_NEAR(b.period_s, 0.101, 1e-12);
+    long gap = (std::lround((a.shift_s - b.shift_s) * 1000) + 1010) % 101;
+    EXPECT_TRUE(gap == 50 || gap == 51) << gap;
+    EXPECT_EQ(a.owner_leaf, leaf);
+}
+
+TEST(LocalScheduler, JobsThatCannotCollideRunFree) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.050, links, 0.4),
+                                    periodic_job(topo, 2, 0.173, 0.050, links, 0.5)};
+    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    ASSERT_EQ(r.jobs.size(), 2u);
+    EXPECT_FALSE(r.jobs.at(1).gated);
+    EXPECT_FALSE(r.jobs.at(2).gated);
+    EXPECT_EQ(r.free_jobs, 2);
+}
+
+TEST(LocalScheduler, NonCommensuratePeriodsAreGatedWhenItPays) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    // Three 101 ms jobs with 20 ms bursts and one 173 ms job with 15 ms: with
+    // periods 105 and 175 ms (gcd 35, and 20 + 15 <= 35) every burst finds
+    // room; free-running they would collide often enough (predicted 0.15)
+    // to cost more than the stretch (0.13).
+    std::vector<JobProfile> jobs;
+    for (int i = 1; i <= 3; ++i) jobs.push_back(periodic_job(topo, i, 0.101, 0.020, links, 1.0));
+    jobs.push_back(periodic_job(topo, 4, 0.173, 0.015, links, 1.0));
+    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    ASSERT_EQ(r.jobs.size(), 4u);
+    for (const JobProfile& j : jobs) {
+        const JobDecision& d = r.jobs.at(j.id);
+        ASSERT_TRUE(d.gated) << j.id;
+        double T = j.isolated_period_s;
+        EXPECT_GE(d.period_s, T * 1.01 - 1e-12);         // the guard
+        EXPECT_LE(d.period_s, T * 1.01 * 1.05 + 1e-12);  // and at most MaxStretch beyond
+    }
+    // At least as good as the collision-free harmonic plan (105 and 175 ms).
+    double harmonic = 3 * (0.105 / 0.101 - 1) + (0.175 / 0.173 - 1);
+    EXPECT_LE(r.predicted_cost, harmonic + 1e-9);
+}
+
+TEST(LocalScheduler, FreeRunningWinsWhenStretchCostsMoreThanCollisions) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    // Two short bursts at non-commensurate periods rarely meet: a 5% stretch
+    // would cost more than the collisions it avoids.
+    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.101, 0.010, links, 1.0),
+                                    periodic_job(topo, 2, 0.173, 0.010, links, 1.0)};
+    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    ASSERT_EQ(r.jobs.size(), 2u);
+    EXPECT_FALSE(r.jobs.at(1).gated);
+    EXPECT_FALSE(r.jobs.at(2).gated);
+    // Expected excess of random phases: both busy 10/101 and 10/173 of the time.
+    EXPECT_NEAR(r.predicted_cost, 10.0 / 101 * 10.0 / 173, 2e-3);
+}
+
+TEST(LocalScheduler, FixedCrossLeafJobIsWorkedAround) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.040, links, 1.0),
+                                    periodic_job(topo, 2, 0.100, 0.040, links, 1.0)};
+    LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    JobDecision fixed;
+    fixed.gated = true;
+    fixed.period_s = 0.101;
+    fixed.shift_s = 0.030;
+    fixed.owner_leaf = topo.leaves()[1];
+    pb.fixed[1] = fixed;
+    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, pb);
+    EXPECT_EQ(r.jobs.count(1), 0u);  // not ours to decide
+    ASSERT_EQ(r.jobs.count(2), 1u);
+    double s = r.jobs.at(2).shift_s;
+    // Job 1 communicates in [30, 70) ms of 101; job 2 must fit in [70, 131).
+    EXPECT_NEAR(r.jobs.at(2).period_s, 0.101, 1e-12);
+    long rel = (std::lround(s * 1000) - 70 + 1010) % 101;  // ms after job 1's burst ends
+    EXPECT_LE(rel, 21);
+    EXPECT_NEAR(r.predicted_cost, 2 * (0.101 / 0.100 - 1), 1e-9);  // both stretches count, no collision
+}
+
+TEST(LocalScheduler, WarmStartKeepsScheduleUnderSmallNoise) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 4; ++i) jobs.push_back(periodic_job(topo, i + 1, 0.100, 0.022, links, 1.0));
+    LocalScheduler ls(PolicyOptions{});
+    LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    LeafResult first = ls.decide(topo, pb);
+    ASSERT_EQ(first.jobs.size(), 4u);
+    EXPECT_NEAR(first.predicted_cost, stretch_of(first, jobs), 1e-9);
+
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> jitter(-0.01, 0.01);
+    for (int round = 0; round < 5; ++round) {
+        LeafProblem noisy = pb;
+        // What a daemon knows: only the hooks' measured periods, jittering.
+        for (JobProfile& j : noisy.jobs) {
+            j.measured_period_s = 0.100 * (1 + jitter(rng));
+            j.isolated_period_s = 0;
+        }
+        noisy.previous = first.jobs;
+        LeafResult again = ls.decide(topo, noisy);
+        EXPECT_FALSE(again.changed) << "round " << round;
+        for (const auto& [id, d] : first.jobs) EXPECT_TRUE(same_schedule(again.jobs.at(id), d)) << id;
+    }
+}
+
+TEST(LocalScheduler, ArrivalIsPlacedWithoutMovingRunningJobs) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 0.100, 0.025, links, 1.0));
+    LocalScheduler ls(PolicyOptions{});
+    LeafResult first = ls.decide(topo, leaf_problem(topo, leaf, jobs));
+    jobs.push_back(periodic_job(topo, 4, 0.100, 0.025, links, 1.0));
+    LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    pb.previous = first.jobs;
+    LeafResult r = ls.decide(topo, pb);
+    ASSERT_EQ(r.jobs.size(), 4u);
+    EXPECT_NEAR(r.predicted_cost, stretch_of(r, jobs), 1e-9);
+    for (const auto& [id, d] : first.jobs) EXPECT_TRUE(same_schedule(r.jobs.at(id), d)) << id;
+}
+
+TEST(LocalScheduler, ReshufflesWhenTheGainBeatsTheThreshold) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.050, links, 1.0),
+                                    periodic_job(topo, 2, 0.100, 0.050, links, 1.0)};
+    LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    JobDecision same;  // both at shift 0: full collision, excess 0.5 of the hyperperiod
+    same.gated = true;
+    same.period_s = 0.100;
+    pb.previous = {{1, same}, {2, same}};
+    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, pb);
+    EXPECT_TRUE(r.changed);
+    EXPECT_NEAR(r.predicted_cost, stretch_of(r, jobs), 1e-9);
+}

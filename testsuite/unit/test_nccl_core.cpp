@@ -1,0 +1,191 @@
+// The NCCL plugin's building blocks: handles and pools, the schedule rule,
+// the clock offset estimate, the completion queue and the trace format.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "plugins/nccl/clock_offset.cpp"
+#include "plugins/nccl/records.cpp"
+#include "plugins/nccl/schedule.cpp"
+#include "plugins/nccl/trace.cpp"
+#include "plugins/nccl/mpsc_queue.h"
+
+using namespace hnccl;
+
+namespace {
+constexpr uint64_t kMs = 1000000ull;
+constexpr uint64_t kSec = 1000000000ull;
+}  // namespace
+
+TEST(NcclHandles, RoundTripAndRejectGarbage) {
+  const Handle h = decode(encode(Kind::KernelCh, 4095, 0xfffffffeu));
+  EXPECT_EQ(h.kind, Kind::KernelCh);
+  EXPECT_EQ(h.slot, 4095u);
+  EXPECT_EQ(h.gen, 0xfffffffeu);
+  EXPECT_EQ(decode(nullptr).kind, Kind::None);
+  EXPECT_EQ(decode(reinterpret_cast<void*>(0x7f)).kind, Kind::None);
+  EXPECT_NE(encode(Kind::Coll, 0, 0), nullptr);  // never NULL: NULL means "ignored"
+}
+
+TEST(NcclRecords, StaleParentIsNotRead) {
+  ApiRing ring(4);
+  ApiInfo in;
+  in.enqueue_ns = 42;
+  void* first = ring.publish(in);
+  ApiInfo out;
+  ASSERT_TRUE(ring.read(first, &out));
+  EXPECT_EQ(out.enqueue_ns, 42u);
+  for (int i = 0; i < 4; ++i) ring.publish(in);  // the ring wraps over the first slot
+  EXPECT_FALSE(ring.read(first, &out));
+  EXPECT_FALSE(ring.read(encode(Kind::Coll, 0, 1), &out));
+}
+
+TEST(NcclRecords, CollCompletesOnLastStopOnly) {
+  CollPool pool(2);
+  uint32_t slot, gen;
+  ASSERT_NE(pool.claim(&slot, &gen, 3), nullptr);  // Coll stop + 2 channels
+  EXPECT_FALSE(pool.count_stop(slot, gen));
+  EXPECT_FALSE(pool.count_stop(slot, gen + 1));  // stale generation: ignored
+  EXPECT_FALSE(pool.count_stop(slot, gen));
+  EXPECT_TRUE(pool.count_stop(slot, gen));
+  EXPECT_FALSE(pool.count_stop(slot, gen));  // already complete
+  EXPECT_EQ(pool.live(slot, gen), nullptr);
+  pool.release(slot);
+  uint32_t s2, g2;
+  ASSERT_NE(pool.claim(&s2, &g2, 1), nullptr);
+  ASSERT_NE(pool.claim(&s2, &g2, 1), nullptr);
+  EXPECT_EQ(pool.claim(&s2, &g2, 1), nullptr);  // full: the caller drops and counts
+}
+
+TEST(NcclRecords, ForceCompleteRacesWithStop) {
+  CollPool pool(1);
+  uint32_t slot, gen;
+  ASSERT_NE(pool.claim(&slot, &gen, 2), nullptr);
+  EXPECT_TRUE(pool.force_complete(slot, gen));
+  EXPECT_FALSE(pool.count_stop(slot, gen));
+  EXPECT_FALSE(pool.force_complete(slot, gen));
+}
+
+TEST(NcclRecords, DatatypeSizesAndFuncs) {
+  EXPECT_EQ(datatype_size("ncclFloat32"), 4u);
+  EXPECT_EQ(datatype_size("ncclBfloat16"), 2u);
+  EXPECT_EQ(datatype_size("ncclFloat64"), 8u);
+  EXPECT_EQ(datatype_size("ncclInt8"), 1u);
+  EXPECT_EQ(datatype_size("ncclUint64"), 8u);
+  EXPECT_EQ(datatype_size("bogus"), 1u);
+  EXPECT_EQ(datatype_size(nullptr), 1u);
+  EXPECT_EQ(func_from_name("ReduceScatter"), kReduceScatter);
+  EXPECT_STREQ(func_name(func_from_name("AllToAll")), "Other");
+}
+
+TEST(NcclSchedule, ReleaseAtNextSlotWithinToleranceAndCap) {
+  Schedule s;
+  s.valid = true;
+  s.origin_ns = 100 * kSec;
+  s.shift_ns = 7 * kMs;
+  s.period_ns = 50 * kMs;
+  const uint64_t slot = s.origin_ns + s.shift_ns + 10 * s.period_ns;
+  EXPECT_EQ(next_release(s, slot - 20 * kMs, 50000, 50 * kMs), slot);
+  EXPECT_EQ(next_release(s, slot + 30000, 50000, 50 * kMs), slot + 30000);   // just late: go
+  EXPECT_EQ(next_release(s, slot + 60000, 50000, 50 * kMs), slot + s.period_ns);  // missed it
+  EXPECT_EQ(next_release(s, slot - 20 * kMs, 50000, 5 * kMs), slot - 15 * kMs);  // capped
+  EXPECT_EQ(next_release(s, s.origin_ns - kSec, 0, 50 * kMs), s.origin_ns - kSec + 50 * kMs);
+  s.valid = false;
+  EXPECT_EQ(next_release(s, slot - 20 * kMs, 0, 50 * kMs), slot - 20 * kMs);
+}
+
+TEST(NcclSchedule, CellKeepsWholeSchedules) {
+  ScheduleCell cell;
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (uint64_t i = 1; !stop.load(); ++i) {
+      Schedule s;
+      s.valid = true;
+      s.origin_ns = i;
+      s.shift_ns = 2 * i;
+      s.period_ns = 3 * i;
+      cell.store(s);
+    }
+  });
+  for (int i = 0; i < 100000; ++i) {
+    const Schedule s = cell.load();
+    if (s.valid) {
+      ASSERT_EQ(s.shift_ns, 2 * s.origin_ns);
+      ASSERT_EQ(s.period_ns, 3 * s.origin_ns);
+    }
+  }
+  stop = true;
+  writer.join();
+}
+
+TEST(NcclClockOffset, MinimumOverWindowAndDrift) {
+  ClockOffset c;
+  int64_t off = 0;
+  EXPECT_FALSE(c.estimate(1000 * kSec, &off));
+  const uint64_t t = 1000 * kSec;
+  const int64_t truth = 3500 * int64_t(kMs);
+  for (uint64_t i = 0; i < 100; ++i) {
+    const uint64_t host = t + i * kMs;
+    const uint64_t delay = 2000 + (i * 7919) % 50000;  // callbacks come late
+    c.sample(host, host - uint64_t(truth) - delay);
+  }
+  ASSERT_TRUE(c.estimate(t + 100 * kMs, &off));
+  EXPECT_GE(off, truth);
+  EXPECT_LE(off, truth + 2100);
+  EXPECT_EQ(c.to_host(t - uint64_t(truth), t + 100 * kMs), t + uint64_t(off - truth));
+  // The clocks drift by 1 ms; after the window has slid past the old samples,
+  // the estimate follows.
+  const uint64_t later = t + 20 * kSec;
+  for (uint64_t i = 0; i < 10; ++i) c.sample(later + i * kMs, later + i * kMs - uint64_t(truth + int64_t(kMs)));
+  ASSERT_TRUE(c.estimate(later + 10 * kMs, &off));
+  EXPECT_EQ(off, truth + int64_t(kMs));
+}
+
+TEST(NcclQueue, ManyProducersOneConsumerNothingLostOrDuplicated) {
+  MpscQueue<uint64_t> q(1024);
+  std::atomic<uint64_t> dropped{0};
+  std::vector<std::thread> producers;
+  for (uint64_t p = 0; p < 4; ++p)
+    producers.emplace_back([&, p] {
+      for (uint64_t i = 0; i < 20000; ++i)
+        if (!q.push(p * 1000000 + i)) dropped.fetch_add(1);
+    });
+  std::set<uint64_t> seen;
+  uint64_t v;
+  auto drain = [&] {
+    while (q.pop(&v)) EXPECT_TRUE(seen.insert(v).second);
+  };
+  for (int i = 0; i < 1000; ++i) drain();
+  for (auto& t : producers) t.join();
+  drain();
+  EXPECT_EQ(seen.size() + dropped.load(), 80000u);
+  MpscQueue<int> small(2);
+  EXPECT_TRUE(small.push(1));
+  EXPECT_TRUE(small.push(2));
+  EXPECT_FALSE(small.push(3));  // full: fails at once
+}
+
+TEST(NcclTrace, OneJsonObjectPerLine) {
+  Completed c;
+  c.comm_id = 0xabcdef0123456789ull;
+  c.rank = 3;
+  c.seq = 17;
+  c.func = kAllReduce;
+  c.bytes = 4194304;
+  c.enqueue_ns = 1700000000000000000ull;
+  c.gpu_start_ns = 1700000000000100000ull;
+  c.gpu_end_ns = 1700000000000900000ull;
+  c.gated_ns = 1234;
+  char buf[512];
+  const size_t n = format_trace_line(c, "4242", buf, sizeof buf);
+  EXPECT_EQ(std::string(buf, n),
+            "{\"job\":4242,\"rank\":3,\"comm\":\"0xabcdef0123456789\",\"seq\":17,\"func\":\"AllReduce\","
+            "\"bytes\":4194304,\"enqueue_ns\":1700000000000000000,\"gpu_start_ns\":1700000000000100000,"
+            "\"gpu_end_ns\":1700000000000900000,\"gated_ns\":1234}\n");
+  format_trace_line(c, "", buf, sizeof buf);
+  EXPECT_EQ(std::string(buf).rfind("{\"job\":null,", 0), 0u);
+  format_trace_line(c, "12_\"x", buf, sizeof buf);
+  EXPECT_EQ(std::string(buf).rfind("{\"job\":\"12_x\",", 0), 0u);
+}

@@ -1,0 +1,129 @@
+// The rhythm estimator: bursts grouped into iterations, period and phases
+// by medians, robust to jitter and the odd outlier.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "plugins/nccl/rhythm.cpp"
+
+using namespace hnccl;
+
+namespace {
+constexpr uint64_t kMs = 1000000ull;
+constexpr uint64_t kUs = 1000ull;
+
+// Feeds `iters` iterations; each iteration is a list of bursts
+// {offset, duration, collectives, bytes per collective}.
+struct BurstSpec {
+  uint64_t offset, duration;
+  int colls;
+  uint64_t bytes;
+};
+
+void feed(RhythmEstimator& e, uint64_t period, const std::vector<BurstSpec>& bursts, int iters,
+          uint64_t jitter, uint64_t* t_end, uint32_t seed = 1) {
+  std::mt19937_64 rng(seed);
+  uint64_t t = 1000 * 1000 * kMs;
+  for (int i = 0; i < iters; ++i) {
+    const uint64_t j = jitter ? rng() % jitter : 0;
+    for (const BurstSpec& b : bursts) {
+      const uint64_t each = b.duration / uint64_t(b.colls);
+      for (int k = 0; k < b.colls; ++k) {
+        CollSample c;
+        c.start_ns = t + j + b.offset + uint64_t(k) * each;
+        c.end_ns = c.start_ns + each - 20 * kUs;
+        c.bytes = b.bytes;
+        e.add(c);
+      }
+    }
+    t += period;
+  }
+  *t_end = t;
+}
+}  // namespace
+
+TEST(NcclRhythm, OneBurstPerIterationWithJitter) {
+  RhythmEstimator e(2 * kMs);
+  uint64_t end;
+  feed(e, 100 * kMs, {{0, 30 * kMs, 6, 1 << 20}}, 30, 3 * kMs, &end);
+  e.flush(end + 10 * kMs);
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  EXPECT_EQ(r.bursts_per_iteration, 1);
+  EXPECT_NEAR(double(r.period_ns), 100e6, 2e6);
+  ASSERT_EQ(r.phases.size(), 1u);
+  EXPECT_NEAR(double(r.phases[0].duration_ns), 30e6, 1e6);
+  EXPECT_EQ(r.phases[0].bytes, 6u << 20);
+  EXPECT_GE(r.iterations, 25u);
+}
+
+TEST(NcclRhythm, TwoPhasesPerIterationFoundFromTheLongestPause) {
+  // Bucketed all-reduce overlapping the backward pass (at 40 ms) and an
+  // all-gather at 80 ms; the forward pass is the longest pause.
+  RhythmEstimator e(2 * kMs);
+  uint64_t end;
+  feed(e, 120 * kMs, {{40 * kMs, 10 * kMs, 4, 1 << 22}, {80 * kMs, 5 * kMs, 2, 1 << 18}}, 20, 0, &end);
+  e.flush(end);
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  EXPECT_EQ(r.bursts_per_iteration, 2);
+  EXPECT_NEAR(double(r.period_ns), 120e6, 1e5);
+  ASSERT_EQ(r.phases.size(), 2u);
+  EXPECT_EQ(r.phases[0].offset_ns, 0u);
+  EXPECT_NEAR(double(r.phases[1].offset_ns), 40e6, 1e5);
+  EXPECT_EQ(r.phases[0].bytes, 4u << 22);  // the burst after the forward pass leads
+  EXPECT_NEAR(double(r.phases[0].pause_ns), 75e6, 1e5);  // 40 ms + (120 - 85) ms
+  EXPECT_NEAR(double(r.phases[1].pause_ns), 30e6, 1e5);
+}
+
+TEST(NcclRhythm, AnOutlierIterationDoesNotMoveThePeriod) {
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * 1000 * kMs;
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t period = (i == 20) ? 400 * kMs : 50 * kMs;  // a checkpoint
+    CollSample c{t, t + 5 * kMs, 1 << 20};
+    e.add(c);
+    t += period;
+  }
+  e.flush(t);
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  EXPECT_EQ(r.period_ns, 50 * kMs);
+}
+
+TEST(NcclRhythm, ChangeOfRhythmIsNotTakenForTwoPhases) {
+  // 20 ms iterations, then the gate stretches them to 50 ms: while the window
+  // holds both, no estimate may claim two identical phases per iteration.
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * 1000 * kMs;
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t period = i < 8 ? 20 * kMs : 50 * kMs;
+    e.add(CollSample{t, t + 2 * kMs, 1 << 21});
+    t += period;
+    e.flush(t);
+    const Rhythm r = e.estimate();
+    if (r.valid) {
+      EXPECT_EQ(r.bursts_per_iteration, 1) << "after burst " << i;
+    }
+  }
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  EXPECT_EQ(r.period_ns, 50 * kMs);
+}
+
+TEST(NcclRhythm, NoPatternNoEstimate) {
+  RhythmEstimator e(2 * kMs);
+  std::mt19937_64 rng(7);
+  uint64_t t = 1000 * kMs;
+  for (int i = 0; i < 60; ++i) {
+    t += 5 * kMs + rng() % (200 * kMs);
+    e.add(CollSample{t, t + kMs, 1 + rng() % (1 << 20)});
+  }
+  e.flush(t + kMs * 10);
+  EXPECT_FALSE(e.estimate().valid);
+  RhythmEstimator few(2 * kMs);
+  few.add(CollSample{kMs, 2 * kMs, 1});
+  few.add(CollSample{100 * kMs, 101 * kMs, 1});
+  few.flush(200 * kMs);
+  EXPECT_FALSE(few.estimate().valid);  // two bursts are not a rhythm yet
+}

@@ -1,0 +1,128 @@
+// The schedd's per-job aggregation of rank reports and the profile it hands
+// to the Local Scheduler.
+#include <gtest/gtest.h>
+
+#include "sched/job_aggregate.h"
+#include "sched/job_profile.h"
+#include "topology/topology.h"
+
+using namespace harmonics;
+using namespace harmonics::sched;
+
+namespace {
+RankSample sample(double period, double off, double dur, double bytes, double at) {
+    RankSample s;
+    s.period_s = period;
+    s.phases.push_back({off, dur, bytes});
+    s.received_s = at;
+    return s;
+}
+}  // namespace
+
+TEST(JobAggregate, MedianIgnoresOneJitteryRank) {
+    JobAggregate a;
+    a.add(0, sample(0.200, 0.15, 0.040, 1e8, 10));
+    a.add(1, sample(0.201, 0.15, 0.041, 1e8, 10));
+    a.add(2, sample(0.950, 0.90, 0.500, 1e8, 10));   // a straggler's odd iteration
+    auto s = a.summarize(10.1, 1.0);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->ranks, 3);
+    EXPECT_NEAR(s->period_s, 0.201, 1e-9);
+    ASSERT_EQ(s->phases.size(), 1u);
+    EXPECT_NEAR(s->phases[0].duration_s, 0.041, 1e-9);
+}
+
+TEST(JobAggregate, StaleRanksDropOutAndNoneLeftIsNoSummary) {
+    JobAggregate a;
+    a.add(0, sample(0.2, 0.1, 0.05, 1, 0));
+    a.add(1, sample(0.4, 0.1, 0.05, 1, 5));
+    auto s = a.summarize(5.5, 1.0);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->ranks, 1);
+    EXPECT_NEAR(s->period_s, 0.4, 1e-12);
+    EXPECT_FALSE(a.summarize(100, 1.0));
+}
+
+TEST(JobAggregate, SmoothsJitterButFollowsARealChange) {
+    JobAggregate a;
+    a.add(0, sample(0.200, 0.1, 0.05, 1, 0));
+    EXPECT_NEAR(a.summarize(0, 1)->period_s, 0.200, 1e-12);
+    a.add(0, sample(0.210, 0.1, 0.05, 1, 1));
+    double p = a.summarize(1, 1)->period_s;
+    EXPECT_GT(p, 0.200);
+    EXPECT_LT(p, 0.210);                        // 5% jitter is smoothed
+    a.add(0, sample(0.400, 0.1, 0.05, 1, 2));
+    EXPECT_NEAR(a.summarize(2, 1)->period_s, 0.400, 1e-12);   // doubling is real
+}
+
+TEST(JobAggregate, RejectsAbsurdReportsAndBoundsRanks) {
+    JobAggregate a(2);
+    EXPECT_FALSE(a.add(0, sample(-1, 0, 0, 0, 0)));
+    EXPECT_FALSE(a.add(0, sample(0.2, -5, 0, 0, 0)));
+    EXPECT_FALSE(a.add(-1, sample(0.2, 0, 0, 0, 0)));
+    EXPECT_TRUE(a.add(0, sample(0.2, 0, 0, 0, 0)));
+    EXPECT_TRUE(a.add(1, sample(0.2, 0, 0, 0, 0)));
+    EXPECT_FALSE(a.add(2, sample(0.2, 0, 0, 0, 0)));   // over max_ranks
+    EXPECT_TRUE(a.add(1, sample(0.3, 0, 0, 0, 0)));    // an existing rank may update
+    EXPECT_EQ(a.ranks(), 2u);
+    EXPECT_EQ(a.rejected(), 4u);
+}
+
+TEST(JobAggregate, MostCommonPhaseCountWins) {
+    JobAggregate a;
+    a.add(0, sample(0.2, 0.1, 0.05, 1, 0));
+    a.add(1, sample(0.2, 0.1, 0.05, 1, 0));
+    RankSample two = sample(0.2, 0.05, 0.01, 1, 0);
+    two.phases.push_back({0.1, 0.05, 1});
+    a.add(2, two);
+    auto s = a.summarize(0, 1);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->phases.size(), 1u);
+}
+
+TEST(JobProfile, CrossLeafJobLoadsBothUplinks) {
+    Topology t = Topology::make_two_level(2, 4, 12.5e9, 4.0);
+    JobSummary sum;
+    sum.period_s = 0.2;
+    sum.phases.push_back({0.15, 0.04, 4e8});
+    JobProfile p = build_profile(t, 7, {"n1", "n2", "n5", "n6"}, {}, sum);
+    EXPECT_EQ(p.leaves.size(), 2u);
+    ASSERT_EQ(p.phases.size(), 1u);
+    SwitchId r1 = t.find_switch("rack1"), r2 = t.find_switch("rack2");
+    bool up1 = false, up2 = false;
+    for (const LinkUse& u : p.phases[0].links) {
+        up1 = up1 || u.link == t.sw(r1).up;
+        up2 = up2 || u.link == t.sw(r2).up;
+    }
+    EXPECT_TRUE(up1 && up2);
+    // 0.4 GB per 0.2 s over a 12.5 GB/s uplink: 16% load.
+    EXPECT_NEAR(uplink_load(t, p, r1), 4e8 / 12.5e9 / 0.2, 1e-9);
+    EXPECT_NEAR(p.compute_s, 0.16, 1e-12);
+}
+
+TEST(JobProfile, LeafLocalJobLeavesTheUplinkAlone) {
+    Topology t = Topology::make_two_level(2, 4, 12.5e9, 4.0);
+    JobSummary sum;
+    sum.period_s = 0.2;
+    sum.phases.push_back({0.15, 0.04, 4e8});
+    JobProfile p = build_profile(t, 8, {"n1", "n2", "nosuchnode"}, {}, sum);
+    EXPECT_EQ(p.nodes.size(), 2u);
+    EXPECT_EQ(uplink_load(t, p, t.find_switch("rack1")), 0.0);
+}
+
+TEST(JobProfile, IsolatedPhaseFromBytesWhenMeasuredUnderContention) {
+    Topology t = Topology::make_two_level(2, 4, 12.5e9, 4.0);
+    JobSummary sum;
+    sum.period_s = 0.3;
+    // 1 GB took 160 ms because another job shared the uplink; alone it is
+    // 1 GB / 12.5 GB/s = 80 ms.
+    sum.phases.push_back({0.1, 0.16, 1e9});
+    JobProfile p = build_profile(t, 9, {"n1", "n5"}, {}, sum);
+    ASSERT_EQ(p.phases.size(), 1u);
+    EXPECT_NEAR(p.phases[0].alone_s, 0.08, 1e-9);
+    EXPECT_NEAR(p.isolated_period_s, 0.14 + 0.08, 1e-9);
+    EXPECT_NEAR(p.measured_period_s, 0.3, 1e-12);
+    // A phase of few bytes barely occupies the link, however long it took.
+    sum.phases[0] = {0.1, 0.01, 1000};
+    EXPECT_NEAR(build_profile(t, 9, {"n1", "n5"}, {}, sum).phases[0].alone_s, 1000 / 12.5e9, 1e-12);
+}

@@ -1,0 +1,302 @@
+// The engine against answers computed by hand: isolated period, fair-share
+// collision, gated interleaving, stretched periods, strict priority, bytes
+// conserved and determinism.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "model/model_library.h"
+#include "model/traffic.h"
+#include "policy/policy.h"
+#include "sim/engine.h"
+#include "sim/generator.h"
+#include "sim/scenario.h"
+
+using namespace harmonics;
+using namespace harmonics::sim;
+
+namespace {
+
+constexpr double kGB = 1e9;
+
+// A two-node ring between nodes a and b: each direction's path, multiplicity 1.
+std::vector<LinkUse> ring2(const Topology& t, const std::string& a, const std::string& b) {
+    std::vector<LinkUse> uses;
+    NodeId x = t.find_node(a), y = t.find_node(b);
+    for (LinkId l : t.path(x, y)) uses.push_back({l, 1.0});
+    for (LinkId l : t.path(y, x)) uses.push_back({l, 1.0});
+    return uses;
+}
+
+// compute_s of compute, then (from `offset_s`) one phase of `bytes` per edge.
+SimJob job(JobId id, const Topology& t, const std::string& a, const std::string& b, double compute_s,
+           double offset_s, double bytes, long iterations, double arrival_s = 0) {
+    SimJob j;
+    j.id = id;
+    j.model = "hand";
+    j.arrival_s = arrival_s;
+    j.iterations = iterations;
+    j.profile.id = id;
+    j.profile.nodes = {t.find_node(a), t.find_node(b)};
+    j.profile.compute_s = compute_s;
+    CommPhase p;
+    p.start_offset_s = offset_s;
+    p.bytes_per_edge = bytes;
+    p.links = ring2(t, a, b);
+    j.profile.phases.push_back(p);
+    return j;
+}
+
+double mean_iteration(const JobResult& r) { return r.iteration_time_s / static_cast<double>(r.iterations_done); }
+
+// 2 racks of 2 nodes, 10 GB/s NICs; oversubscription 2 makes each rack's
+// uplink 10 GB/s: one ring's worth, so two cross-rack rings must share it.
+Topology two_racks() { return Topology::make_two_level(2, 2, 10 * kGB, 2.0); }
+
+}  // namespace
+
+TEST(SimEngine, JobAloneReproducesItsIsolatedPeriod) {
+    Topology t = two_racks();
+    // Compute 0.1 s; the all-reduce starts at 0.05 s (overlap) and moves 1 GB
+    // per edge at 10 GB/s: ends at 0.15 s, so the period is 0.15 s.
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.05, 1 * kGB, 10)};
+    EngineConfig cfg;
+    RunResult r = simulate(t, jobs, nullptr, cfg);
+    ASSERT_EQ(r.jobs[0].iterations_done, 10);
+    EXPECT_NEAR(r.jobs[0].isolated_s, 0.15, 1e-12);
+    EXPECT_NEAR(mean_iteration(r.jobs[0]), 0.15, 1e-12);
+    EXPECT_NEAR(r.jobs[0].finish_s, 1.5, 1e-12);
+    EXPECT_NEAR(r.jobs[0].comm_time_s / 10, 0.1, 1e-12);
+    EXPECT_NEAR(r.jobs[0].mean_slowdown(), 1.0, 1e-12);
+}
+
+TEST(SimEngine, ModelJobAloneMatchesTheTrafficModel) {
+    Topology t = Topology::make_two_level(3, 8, 12.5 * kGB, 3.0);
+    JobSpec spec;
+    spec.id = 1;
+    spec.model = "bert-large";
+    spec.nodes = 3;
+    const std::vector<NodeId> placement = {t.find_node("n1"), t.find_node("n9"), t.find_node("n17")};
+    SimJob j;
+    j.id = 1;
+    j.iterations = 20;
+    j.profile = make_profile(t, spec, *find_model("bert-large"), placement);
+    EngineConfig cfg;
+    RunResult r = simulate(t, {j}, nullptr, cfg);
+    EXPECT_NEAR(mean_iteration(r.jobs[0]), j.profile.isolated_period_s, 1e-9 * j.profile.isolated_period_s);
+}
+
+TEST(SimEngine, TwoIdenticalJobsCollidingShareTheUplinkFairly) {
+    Topology t = two_racks();
+    // Alone: compute 0.1 s, then 1 GB at 10 GB/s = 0.1 s: period 0.2 s.
+    // Together both rings cross rack1's 10 GB/s uplink at the same time and
+    // get 5 GB/s each: communication takes 0.2 s, the period 0.3 s, slowdown 1.5.
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 20),
+                                job(2, t, "n2", "n4", 0.1, 0.1, 1 * kGB, 20)};
+    RunResult r = simulate(t, jobs, nullptr, EngineConfig{});
+    for (const JobResult& x : r.jobs) {
+        EXPECT_NEAR(x.isolated_s, 0.2, 1e-12);
+        EXPECT_NEAR(mean_iteration(x), 0.3, 1e-9);
+        EXPECT_NEAR(x.mean_slowdown(), 1.5, 1e-9);
+        EXPECT_NEAR(x.comm_time_s / 20, 0.2, 1e-9);
+    }
+}
+
+TEST(SimEngine, GatedScheduleInterleavesComplementaryJobsWithNoSlowdown) {
+    Topology t = two_racks();
+    // Same two jobs; job 2 arrives 0.1 s later. Slots every 0.2 s: job 1's
+    // at 0.1 + 0.2k, job 2's at 0.2k, so one communicates while the other
+    // computes and neither waits.
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 20),
+                                job(2, t, "n2", "n4", 0.1, 0.1, 1 * kGB, 20, 0.1)};
+    EngineConfig cfg;
+    JobDecision d1;
+    d1.gated = true;
+    d1.period_s = 0.2;
+    d1.shift_s = 0.1;
+    JobDecision d2 = d1;
+    d2.shift_s = 0.0;
+    cfg.fixed = {{1, d1}, {2, d2}};
+    RunResult r = simulate(t, jobs, nullptr, cfg);
+    for (const JobResult& x : r.jobs) {
+        EXPECT_NEAR(x.mean_slowdown(), 1.0, 1e-9) << "job " << x.id;
+        EXPECT_NEAR(x.comm_time_s / 20, 0.1, 1e-9);
+    }
+}
+
+TEST(SimEngine, GatedScheduleResolvesAPersistentCollision) {
+    Topology t = two_racks();
+    // Job 2 arrives 0.05 s after job 1. Free, each collective of job 1 runs
+    // alone for 0.05 s, shares the uplink for 0.1 s, and job 2's runs alone
+    // for its last 0.05 s: both periods become 0.25 s, every iteration.
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 20),
+                                job(2, t, "n2", "n4", 0.1, 0.1, 1 * kGB, 20, 0.05)};
+    EngineConfig cfg;
+    RunResult free = simulate(t, jobs, nullptr, cfg);
+    EXPECT_NEAR(free.jobs[0].mean_slowdown(), 1.25, 1e-9);
+    EXPECT_NEAR(free.jobs[1].mean_slowdown(), 1.25, 1e-9);
+    // Gated: job 1 at 0.1 + 0.2k, job 2 at 0.2k. Job 2 waits 0.05 s once
+    // (ready at 0.15, slot at 0.2), then both run at their isolated period.
+    JobDecision d1;
+    d1.gated = true;
+    d1.period_s = 0.2;
+    d1.shift_s = 0.1;
+    JobDecision d2 = d1;
+    d2.shift_s = 0.0;
+    cfg.fixed = {{1, d1}, {2, d2}};
+    RunResult gated = simulate(t, jobs, nullptr, cfg);
+    EXPECT_NEAR(gated.jobs[0].mean_slowdown(), 1.0, 1e-9);
+    EXPECT_NEAR(gated.jobs[1].iteration_time_s, 0.25 + 19 * 0.2, 1e-9);
+    EXPECT_NEAR(gated.jobs[1].finish_s, 0.05 + 0.25 + 19 * 0.2, 1e-9);
+}
+
+TEST(SimEngine, GateHoldsEachIterationToTheScheduledPeriod) {
+    Topology t = two_racks();
+    // Alone the period is 0.2 s; gated with P = 0.25 s (origin 0, shift 0.1)
+    // the first collective waits for 0.1, 0.35, 0.6, ...: every iteration but
+    // the first lasts 0.25 s.
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 10)};
+    EngineConfig cfg;
+    JobDecision d;
+    d.gated = true;
+    d.period_s = 0.25;
+    d.shift_s = 0.1;
+    cfg.fixed = {{1, d}};
+    RunResult r = simulate(t, jobs, nullptr, cfg);
+    // First iteration 0.2 s, nine of 0.25 s: the job ends at 2.45 s.
+    EXPECT_NEAR(r.jobs[0].finish_s, 0.2 + 9 * 0.25, 1e-9);
+    EXPECT_NEAR(r.jobs[0].comm_time_s / 10, 0.1, 1e-9);  // waiting at the gate is not communication
+}
+
+TEST(SimEngine, GateCapBoundsEveryHoldAndGateOffMeasuresOnly) {
+    Topology t = two_racks();
+    // T = 0.2 s; slots at 0.15 + 0.2k; three iterations. Uncapped: the first
+    // collective waits 0.05 s, then every slot is met: 0.25 + 0.2 + 0.2.
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 3)};
+    EngineConfig cfg;
+    JobDecision d;
+    d.gated = true;
+    d.period_s = 0.2;
+    d.shift_s = 0.15;
+    cfg.fixed = {{1, d}};
+    EXPECT_NEAR(simulate(t, jobs, nullptr, cfg).jobs[0].finish_s, 0.65, 1e-9);
+    // Capped at 0.01 s: held 0.01 s (ready 0.1, slot 0.15): ends 0.21; then
+    // ready 0.31, slot 0.35, held 0.01: ends 0.42; ready 0.52, slot 0.55: 0.63.
+    cfg.gate_cap_s = 0.01;
+    EXPECT_NEAR(simulate(t, jobs, nullptr, cfg).jobs[0].finish_s, 0.63, 1e-9);
+    // Gate off: the decision is ignored.
+    cfg.gate = false;
+    EXPECT_NEAR(simulate(t, jobs, nullptr, cfg).jobs[0].finish_s, 0.6, 1e-9);
+}
+
+TEST(SimEngine, StrictPriorityServesTheHigherClassFirst) {
+    Topology t = two_racks();
+    // Job 1 (class 0) takes the whole uplink: 0.1-0.2 s. Job 2 (class 1) gets
+    // nothing until then, finishes at 0.3 s; from then on they alternate with
+    // no collision: job 2's first iteration 0.3 s, the other nine 0.2 s.
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 10),
+                                job(2, t, "n2", "n4", 0.1, 0.1, 1 * kGB, 10)};
+    EngineConfig cfg;
+    JobDecision hi, lo;
+    lo.priority = 1;
+    cfg.fixed = {{1, hi}, {2, lo}};
+    cfg.fixed_priorities = true;
+    RunResult r = simulate(t, jobs, nullptr, cfg);
+    EXPECT_NEAR(mean_iteration(r.jobs[0]), 0.2, 1e-9);
+    EXPECT_NEAR(r.jobs[1].iteration_time_s, 0.3 + 9 * 0.2, 1e-9);
+}
+
+TEST(SimEngine, BytesAreConservedAndNoLinkExceedsItsCapacity) {
+    Scenario sc = builtin_scenario("default");
+    std::vector<SimJob> jobs = prepare_jobs(sc);
+    std::unique_ptr<Policy> fair = make_policy("fair", PolicyOptions{});
+    RunResult r = simulate(sc.topo, jobs, fair.get(), EngineConfig{});
+    double expected = 0, carried = 0;
+    for (const JobResult& x : r.jobs) {
+        ASSERT_EQ(x.iterations_done, x.iterations);
+        expected += static_cast<double>(x.iterations) * x.bytes_per_iteration;
+    }
+    for (LinkId l = 0; l < static_cast<LinkId>(r.link_bytes.size()); ++l) {
+        carried += r.link_bytes[l];
+        EXPECT_LE(r.link_bytes[l], sc.topo.link(l).capacity_Bps * r.end_s * (1 + 1e-9)) << sc.topo.link(l).name;
+    }
+    EXPECT_GT(expected, 0);
+    EXPECT_NEAR(carried, expected, 1e-9 * expected);
+}
+
+TEST(SimEngine, BytesInFlightAtTheEndAreCountedUpToThen) {
+    Topology t = two_racks();
+    // Stop at 0.15 s: the job computed to 0.1 s and moved 0.05 s × 10 GB/s =
+    // 0.5 GB per edge over each of its 8 links.
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 10)};
+    EngineConfig cfg;
+    cfg.end_s = 0.15;
+    RunResult r = simulate(t, jobs, nullptr, cfg);
+    double carried = 0;
+    for (double b : r.link_bytes) carried += b;
+    EXPECT_NEAR(carried, 8 * 0.5 * kGB, 1e-3);
+    EXPECT_EQ(r.jobs[0].iterations_done, 0);
+}
+
+TEST(SimEngine, SameSeedSameResultsDifferentSeedDifferentWorkload) {
+    auto run = [](unsigned seed) {
+        GeneratorParams p;
+        p.racks = 4;
+        p.nodes_per_rack = 4;
+        p.jobs = 12;
+        p.arrival_rate = 1;
+        p.min_runtime_s = 5;
+        p.max_runtime_s = 20;
+        p.seed = seed;
+        Scenario sc = generate_scenario(p);
+        std::vector<SimJob> jobs = prepare_jobs(sc);
+        std::unique_ptr<Policy> fair = make_policy("fair", PolicyOptions{});
+        return simulate(sc.topo, jobs, fair.get(), EngineConfig{});
+    };
+    RunResult a = run(7), b = run(7), c = run(8);
+    ASSERT_EQ(a.jobs.size(), b.jobs.size());
+    EXPECT_EQ(a.events, b.events);
+    for (std::size_t j = 0; j < a.jobs.size(); ++j) {
+        EXPECT_EQ(a.jobs[j].model, b.jobs[j].model);
+        EXPECT_EQ(a.jobs[j].arrival_s, b.jobs[j].arrival_s);
+        EXPECT_EQ(a.jobs[j].finish_s, b.jobs[j].finish_s);
+        EXPECT_EQ(a.jobs[j].iteration_time_s, b.jobs[j].iteration_time_s);
+    }
+    bool differs = false;
+    for (std::size_t j = 0; j < std::min(a.jobs.size(), c.jobs.size()); ++j)
+        differs = differs || a.jobs[j].model != c.jobs[j].model || a.jobs[j].arrival_s != c.jobs[j].arrival_s;
+    EXPECT_TRUE(differs);
+}
+
+TEST(SimEngine, PolicyIsAskedOnArrivalDepartureAndEveryEpoch) {
+    // Counts decision rounds: one job of ~2.45 s alone with 1 s epochs sees an
+    // arrival, epochs at 1 and 2 s and a departure.
+    struct Counting : Policy {
+        std::string name() const override { return "counting"; }
+        Decisions decide(const Topology&, const std::vector<JobProfile>& jobs, double, EpochReason why) override {
+            reasons.push_back(why);
+            sizes.push_back(jobs.size());
+            Decisions d;
+            d.sched_time_s = 0.002;
+            JobDecision g;
+            g.gated = true;
+            g.period_s = 0.25;
+            g.shift_s = 0.1;
+            for (const JobProfile& p : jobs) d.jobs[p.id] = g;
+            return d;
+        }
+        std::vector<EpochReason> reasons;
+        std::vector<std::size_t> sizes;
+    } policy;
+    Topology t = two_racks();
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 10)};
+    RunResult r = simulate(t, jobs, &policy, EngineConfig{});
+    ASSERT_EQ(policy.reasons.size(), 4u);
+    EXPECT_EQ(policy.reasons[0], EpochReason::Arrival);
+    EXPECT_EQ(policy.reasons[1], EpochReason::Epoch);
+    EXPECT_EQ(policy.reasons[2], EpochReason::Epoch);
+    EXPECT_EQ(policy.reasons[3], EpochReason::Departure);
+    EXPECT_EQ(policy.sizes[3], 0u);
+    EXPECT_NEAR(r.jobs[0].finish_s, 0.2 + 9 * 0.25, 1e-9);  // its decision was applied
+    EXPECT_NEAR(r.sched_ms_per_epoch(), 2.0, 1e-12);
+}

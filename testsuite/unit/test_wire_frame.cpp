@@ -1,0 +1,157 @@
+// Frame encoding/decoding: the one decoder every daemon and the hook share.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "wire/address.h"
+#include "wire/frame.h"
+
+using namespace harmonics::wire;
+
+namespace {
+
+std::vector<std::uint8_t> report_frame(std::int64_t job, int rank, double period) {
+    Harmonics__PhaseReport ph = HARMONICS__PHASE_REPORT__INIT;
+    ph.start_offset_s = 0.1;
+    ph.duration_s = 0.02;
+    ph.has_bytes = 1;
+    ph.bytes = 1 << 20;
+    Harmonics__PhaseReport* phases[] = {&ph};
+    Harmonics__ProfileReport r = HARMONICS__PROFILE_REPORT__INIT;
+    r.job_id = job;
+    r.rank = rank;
+    r.period_s = period;
+    r.n_phases = 1;
+    r.phases = phases;
+    Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
+    env.body_case = HARMONICS__ENVELOPE__BODY_PROFILE_REPORT;
+    env.profile_report = &r;
+    std::vector<std::uint8_t> out;
+    EXPECT_TRUE(encode_frame(env, out));
+    return out;
+}
+
+}  // namespace
+
+TEST(WireFrame, RoundTrip) {
+    auto f = report_frame(42, 3, 0.182);
+    EnvelopePtr env;
+    std::size_t used = 0;
+    ASSERT_EQ(decode_frame(f.data(), f.size(), kDefaultMaxFrame, &env, &used), FrameStatus::Ok);
+    EXPECT_EQ(used, f.size());
+    ASSERT_EQ(env->body_case, HARMONICS__ENVELOPE__BODY_PROFILE_REPORT);
+    EXPECT_EQ(env->profile_report->job_id, 42);
+    EXPECT_EQ(env->profile_report->rank, 3);
+    EXPECT_DOUBLE_EQ(env->profile_report->period_s, 0.182);
+    ASSERT_EQ(env->profile_report->n_phases, 1u);
+    EXPECT_EQ(env->profile_report->phases[0]->bytes, 1u << 20);
+}
+
+TEST(WireFrame, HeaderLayout) {
+    auto f = report_frame(1, 0, 1.0);
+    ASSERT_GE(f.size(), kHeaderSize);
+    EXPECT_EQ(f[0], 'H');
+    EXPECT_EQ(f[1], 'X');
+    EXPECT_EQ(f[2], kProtoVersion);
+    EXPECT_EQ(f[3], 0);
+    std::uint32_t len = (std::uint32_t(f[4]) << 24) | (f[5] << 16) | (f[6] << 8) | f[7];
+    EXPECT_EQ(len, f.size() - kHeaderSize);
+}
+
+TEST(WireFrame, TruncatedNeedsMore) {
+    auto f = report_frame(7, 1, 0.5);
+    for (std::size_t n = 0; n < f.size(); ++n) {
+        EnvelopePtr env;
+        std::size_t used = 0;
+        EXPECT_EQ(decode_frame(f.data(), n, kDefaultMaxFrame, &env, &used), FrameStatus::NeedMore) << n;
+        EXPECT_FALSE(env);
+    }
+}
+
+TEST(WireFrame, BadMagicVersionFlags) {
+    auto f = report_frame(7, 1, 0.5);
+    EnvelopePtr env;
+    std::size_t used = 0;
+    auto g = f;
+    g[0] = 'G';
+    EXPECT_EQ(decode_frame(g.data(), g.size(), kDefaultMaxFrame, &env, &used), FrameStatus::BadMagic);
+    // Garbage is refused from its first byte, before a whole header arrives.
+    EXPECT_EQ(decode_frame(g.data(), 1, kDefaultMaxFrame, &env, &used), FrameStatus::BadMagic);
+    g = f;
+    g[2] = kProtoVersion + 1;
+    EXPECT_EQ(decode_frame(g.data(), g.size(), kDefaultMaxFrame, &env, &used), FrameStatus::BadVersion);
+    g = f;
+    g[3] = 1;
+    EXPECT_EQ(decode_frame(g.data(), g.size(), kDefaultMaxFrame, &env, &used), FrameStatus::BadFlags);
+}
+
+TEST(WireFrame, OversizedRefusedFromHeader) {
+    std::uint8_t h[kHeaderSize] = {'H', 'X', kProtoVersion, 0, 0x7f, 0xff, 0xff, 0xff};
+    EnvelopePtr env;
+    std::size_t used = 0;
+    EXPECT_EQ(decode_frame(h, sizeof h, kDefaultMaxFrame, &env, &used), FrameStatus::TooLarge);
+    auto f = report_frame(7, 1, 0.5);
+    std::uint32_t small = std::uint32_t(f.size() - kHeaderSize - 1);
+    EXPECT_EQ(decode_frame(f.data(), f.size(), small, &env, &used), FrameStatus::TooLarge);
+}
+
+TEST(WireFrame, EncoderRespectsLimit) {
+    std::string big(2000, 'x');
+    Harmonics__Error e = HARMONICS__ERROR__INIT;
+    e.reason = const_cast<char*>(big.c_str());
+    Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
+    env.body_case = HARMONICS__ENVELOPE__BODY_ERROR;
+    env.error = &e;
+    std::vector<std::uint8_t> out = {1, 2, 3};
+    EXPECT_FALSE(encode_frame(env, out, 1000));
+    EXPECT_EQ(out.size(), 3u);
+    EXPECT_TRUE(encode_frame(env, out, 4000));
+}
+
+TEST(WireFrame, GarbagePayloadAndEmptyEnvelope) {
+    std::uint8_t f[kHeaderSize + 4] = {'H', 'X', kProtoVersion, 0, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff};
+    EnvelopePtr env;
+    std::size_t used = 0;
+    EXPECT_EQ(decode_frame(f, sizeof f, kDefaultMaxFrame, &env, &used), FrameStatus::BadPayload);
+    std::uint8_t empty[kHeaderSize] = {'H', 'X', kProtoVersion, 0, 0, 0, 0, 0};
+    EXPECT_EQ(decode_frame(empty, sizeof empty, kDefaultMaxFrame, &env, &used), FrameStatus::BadPayload);
+}
+
+TEST(WireFrame, DecoderByteByByteAndBackToBack) {
+    std::vector<std::uint8_t> stream;
+    for (int i = 0; i < 5; ++i) {
+        auto f = report_frame(100 + i, i, 0.1 * (i + 1));
+        stream.insert(stream.end(), f.begin(), f.end());
+    }
+    FrameDecoder dec;
+    int got = 0;
+    for (std::uint8_t b : stream) {
+        dec.feed(&b, 1);
+        EnvelopePtr env;
+        FrameStatus st;
+        while ((st = dec.next(&env)) == FrameStatus::Ok) {
+            EXPECT_EQ(env->profile_report->job_id, 100 + got);
+            ++got;
+        }
+        ASSERT_EQ(st, FrameStatus::NeedMore);
+    }
+    EXPECT_EQ(got, 5);
+    EXPECT_EQ(dec.buffered(), 0u);
+}
+
+TEST(WireAddress, Forms) {
+    Address a;
+    std::string err;
+    ASSERT_TRUE(parse_address("127.0.0.1:6828", &a, &err));
+    EXPECT_FALSE(a.is_unix);
+    EXPECT_EQ(a.host, "127.0.0.1");
+    EXPECT_EQ(a.port, 6828);
+    ASSERT_TRUE(parse_address("[::1]:7000", &a, &err));
+    EXPECT_EQ(a.host, "::1");
+    ASSERT_TRUE(parse_address("/run/harmonics/coordd.sock", &a, &err));
+    EXPECT_TRUE(a.is_unix);
+    EXPECT_FALSE(parse_address("localhost", &a, &err));
+    EXPECT_NE(err.find("no port"), std::string::npos);
+    EXPECT_FALSE(parse_address("h:99999", &a, &err));
+    EXPECT_FALSE(parse_address("h:12x", &a, &err));
+}
