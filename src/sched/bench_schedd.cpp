@@ -49,13 +49,14 @@ double pct(std::vector<double> v, double p) {
 
 int main(int argc, char** argv) {
     sched::ScheddOptions so;
-    int jobs = 64, ranks = 8, sched_cpu = 0, load_cpu = 1, job_base = 1000;
+    int jobs = 64, ranks = 8, sched_cpu = 0, load_cpu = 1, job_base = 1000, periods = 1;
     double duration = 5, warmup = 1;
     std::string munge;
     const option longopts[] = {{"config", required_argument, nullptr, 'f'}, {"leaf", required_argument, nullptr, 'l'},
                                {"jobs", required_argument, nullptr, 'j'},   {"ranks", required_argument, nullptr, 'r'},
                                {"duration", required_argument, nullptr, 'd'}, {"cpu", required_argument, nullptr, 'c'},
                                {"load-cpu", required_argument, nullptr, 'C'}, {"job-base", required_argument, nullptr, 'b'},
+                               {"periods", required_argument, nullptr, 'p'},
                                {nullptr, 0, nullptr, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
         case 'c': sched_cpu = std::atoi(optarg); break;
         case 'C': load_cpu = std::atoi(optarg); break;
         case 'b': job_base = std::atoi(optarg); break;
+        case 'p': periods = std::max(1, std::atoi(optarg)); break;
         default: return 2;
         }
     }
@@ -134,7 +136,8 @@ int main(int argc, char** argv) {
             Harmonics__ProfileReport rep = HARMONICS__PROFILE_REPORT__INIT;
             rep.job_id = who[i].first;
             rep.rank = who[i].second;
-            rep.period_s = 0.2 + 0.01 * double(who[i].first % 7);
+            // `periods` distinct iteration periods among the jobs (200, 210, ... ms).
+            rep.period_s = 0.2 + 0.01 * double(who[i].first % periods);
             rep.n_phases = 1;
             rep.phases = phs;
             Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
@@ -157,8 +160,9 @@ int main(int argc, char** argv) {
     quiet.assign(d.decide_times().end() - 300, d.decide_times().end());
     quiet_cpu.assign(d.decide_cpu_times().end() - 300, d.decide_cpu_times().end());
 
-    std::printf("schedd benchmark: %d jobs x %d ranks = %zu hook connections; schedd thread on CPU %d, load on CPU %d\n",
-                jobs, ranks, cs.size(), sched_cpu, load_cpu);
+    std::printf("schedd benchmark: %d jobs x %d ranks = %zu hook connections, %d distinct periods; schedd thread on "
+                "CPU %d, load on CPU %d\n",
+                jobs, ranks, cs.size(), periods, sched_cpu, load_cpu);
     std::printf("reports processed: %llu in %.2f s = %.0f reports/s (offered %.0f reports/s, %llu schedules received)\n",
                 (unsigned long long)got, window, double(got) / window, double(sent) / window,
                 (unsigned long long)schedules);

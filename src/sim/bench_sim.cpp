@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
                     r.lone_flows, r.solver_calls,
                     r.solver_calls ? static_cast<double>(r.solver_flows) / static_cast<double>(r.solver_calls) : 0.0);
         std::printf("mean slowdown   %.3f (p99 %.3f)\n", s.mean_slowdown, s.p99_slowdown);
+        std::printf("decision rounds %zu, %.3f ms each (policy's own time)\n", r.sched_time_s.size(),
+                    s.sched_ms_per_epoch);
         std::printf("setup wall      %.2f s\n", std::chrono::duration<double>(t1 - t0).count());
         std::printf("simulate wall   %.2f s\n", std::chrono::duration<double>(t2 - t1).count());
         std::printf("CPU time        %.2f s user, %.2f s system\n",

@@ -113,8 +113,12 @@ public:
             if (cfg_.progress && (result_.events & 0x3fff) == 0) {
                 auto w = std::chrono::steady_clock::now();
                 if (w - last_print > std::chrono::milliseconds(500)) {
-                    std::fprintf(stderr, "\r%s: %.0f s simulated, %zu jobs running, %zu waiting   ",
-                                 cfg_.label.c_str(), now_, active_.size(), pending_);
+                    if (cfg_.end_s > 0)
+                        std::fprintf(stderr, "\r%s: %.0f of %.0f s simulated, %zu jobs running, %zu to come   ",
+                                     cfg_.label.c_str(), now_, cfg_.end_s, active_.size(), pending_);
+                    else
+                        std::fprintf(stderr, "\r%s: %.0f s simulated, %zu jobs running, %zu to come   ",
+                                     cfg_.label.c_str(), now_, active_.size(), pending_);
                     last_print = w;
                     printed = true;
                 }
