@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "policy/release.h"
 #include "sim/event_queue.h"
 #include "sim/flow_table.h"
 
@@ -195,10 +196,9 @@ private:
     // Held at most gate_cap_s, as the hook never holds longer.
     double next_slot(const JobDecision& d, double ready) const {
         if (!cfg_.gate || !d.gated || d.period_s <= 0) return ready;
-        double base = d.origin_s + d.shift_s;
-        double k = std::ceil((ready - base) / d.period_s - 1e-9);
-        double slot = base + k * d.period_s;
-        if (slot < ready) return ready;  // rounding within 1e-9 periods: go now
+        // The release rule the NCCL hook applies too (policy/release.h): a job
+        // a little late for its slot goes at once instead of losing a period.
+        double slot = next_release_s(d, ready);
         if (cfg_.gate_cap_s > 0 && slot - ready > cfg_.gate_cap_s) return ready + cfg_.gate_cap_s;
         return slot;
     }

@@ -32,8 +32,10 @@ MUNGED_PID=$!
 wait_for "$T/munge.sock" || { echo "munged did not start"; exit 1; }
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-printf 'SwitchName=rack1 Nodes=%s,n2\nSwitchName=rack2 Nodes=n[3-4]\nSwitchName=spine Switches=rack[1-2]\n' \
-  "$(hostname -s)" > "$T/topology.conf"
+# The hooks find their leaf as slurmd names them (SLURMD_NODENAME), not by
+# this machine's host name.
+printf 'SwitchName=rack1 Nodes=n[1-2]\nSwitchName=rack2 Nodes=n[3-4]\nSwitchName=spine Switches=rack[1-2]\n' \
+  > "$T/topology.conf"
 cat > "$T/harmonics.conf" <<EOT
 TopologyFile=topology.conf
 NodeBandwidth=100Gbps
@@ -52,9 +54,9 @@ i=0
 until grep -q "listening\|Listening\|listen" "$T/schedd.log" 2>/dev/null || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
 
 export HARMONICS_CONF="$T/harmonics.conf" HARMONICS_GATE=host
-SLURM_JOB_ID=501 HARMONICS_TRACE="$T/trace-501.jsonl" "$HARNESS" real-schedd 501 > "$T/h501.log" 2>&1 &
+SLURMD_NODENAME=n1 SLURM_JOB_ID=501 HARMONICS_TRACE="$T/trace-501.jsonl" "$HARNESS" real-schedd 501 > "$T/h501.log" 2>&1 &
 H1=$!
-SLURM_JOB_ID=502 HARMONICS_TRACE="$T/trace-502.jsonl" "$HARNESS" real-schedd 502 > "$T/h502.log" 2>&1 &
+SLURMD_NODENAME=n2 SLURM_JOB_ID=502 HARMONICS_TRACE="$T/trace-502.jsonl" "$HARNESS" real-schedd 502 > "$T/h502.log" 2>&1 &
 H2=$!
 RC=0
 wait $H1 || RC=1

@@ -355,6 +355,54 @@ SlotSolution keep_previous(const SlotProblem& sp, const std::vector<int>& warm, 
 
 namespace {
 
+// Whether every job of a plan absorbs the collisions the plan still predicts
+// within its own slack (P_j - T_j). A gated job whose iterations run later
+// than its period drifts off its slots until it loses one, and the plan then
+// falls apart; one whose delay fits its slack stays on its grid, so what the
+// plan predicts is what happens. Each slot's excess on a link is shared by
+// the jobs loading it then in proportion to their demand (fair sharing), and
+// a job's share of `e` slots of link capacity costs it e / peak slots at its
+// own rate; the uplink and downlink carry the same rings, so a job's delay is
+// its worst link's, not their sum.
+bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, double margin) {
+    const int H = p.hyperperiod_slots;
+    if (H <= 0) return true;
+    std::vector<std::vector<double>> load(p.links.size());
+    std::vector<double> mix_mean(p.links.size(), 0);
+    for (size_t k = 0; k < p.links.size(); ++k) {
+        load[k].assign(H, p.links[k].background);
+        for (const auto& [y, pr] : p.links[k].background_mix) mix_mean[k] += y * pr;
+    }
+    auto demand_at = [&](size_t i, const SlotDemand& d, int t) {
+        const int P = p.jobs[i].period_slots;
+        return d.pattern[((t - shift[i]) % P + P) % P];
+    };
+    for (size_t i = 0; i < p.jobs.size(); ++i)
+        for (const SlotDemand& d : p.jobs[i].demand)
+            for (int t = 0; t < H; ++t) load[d.link][t] += demand_at(i, d, t);
+    for (size_t i = 0; i < p.jobs.size(); ++i) {
+        const SlotJob& j = p.jobs[i];
+        if (j.isolated_period_s <= 0) continue;
+        double worst = 0;  // slots of delay over the horizon
+        for (const SlotDemand& d : j.demand) {
+            double peak = *std::max_element(d.pattern.begin(), d.pattern.end());
+            if (peak <= 0) continue;
+            double delay = 0;
+            for (int t = 0; t < H; ++t) {
+                double x = demand_at(i, d, t);
+                if (x <= 0) continue;
+                double e = slot_excess(p.links[d.link], load[d.link][t]);
+                if (e > 0) delay += e * x / (load[d.link][t] + mix_mean[d.link]) / peak;
+            }
+            worst = std::max(worst, delay);
+        }
+        const double per_iteration_s = worst * p.slot_s * j.period_slots / H;
+        const double slack_s = j.period_slots * p.slot_s - j.isolated_period_s;
+        if (per_iteration_s > margin * slack_s + 1e-12) return false;
+    }
+    return true;
+}
+
 // One plan searched: its best assignment, and whether that is simply last
 // epoch's schedule kept.
 struct Searched {
@@ -416,7 +464,12 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     // stretch: not worth a second search.
     bool harmonic_clean = h.open && plans.harmonic.free_owned.empty() &&
                           h.sol.cost <= stretch_only(plans.harmonic.sp) + 1e-9;
-    if (!calm && any_owned && !harmonic_clean && worth(plans.drift))
+    // Drifting is the way out for jobs that cannot share a hyperperiod: when
+    // the harmonic plan gates every owned job, its cyclic prediction holds for
+    // ever, while a drift plan only looks a horizon ahead and near-identical
+    // jobs at periods of their own slide through each other after it.
+    bool harmonic_places_all = h.open && plans.harmonic.free_owned.empty();
+    if (!calm && any_owned && !harmonic_clean && !harmonic_places_all && worth(plans.drift))
         d = search_plan(plans.drift, tuning_, opts_.local_budget_s * 0.3, thr, &st);
     res.search_nodes = st.nodes;
     // Keeping last epoch's way of running counts the change threshold in its favour.
@@ -427,7 +480,9 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     if (!calm) {
         for (const auto& [b, s] : {std::pair<const Built*, const Searched*>{&plans.harmonic, &h}, {&plans.drift, &d}}) {
             if (!s->open) continue;
-            if (s->sol.cost - stretch_only(b->sp) > tuning_.max_gated_residual) continue;
+            if (s->sol.cost - stretch_only(b->sp) > tuning_.max_gated_residual &&
+                !delays_fit_slack(b->sp, s->sol.shift, tuning_.slack_margin))
+                continue;
             double score = s->sol.cost - (s->kept ? thr : 0);
             if (score < best - 1e-12) {
                 best = score;

@@ -50,6 +50,10 @@ struct LocalTuning {
     // misses its slot and waits a whole period, which the excess model (a
     // delay, not a lost period) does not see.
     double max_gated_residual = 0.01;
+    // ... unless every job's predicted collision delay per iteration fits
+    // within this share of its slack (period - T_j): it then stays on its
+    // slots and the plan holds.
+    double slack_margin = 0.8;
 };
 
 // The leaf's links its problem is about: the uplink and downlink (absent ones skipped).

@@ -5,8 +5,10 @@
 // builds them (same LocalTuning), so both solve the same problem and differ
 // only in scope (one leaf vs the whole cluster) and method. After
 // PolicyOptions::time_limit_s CBC stops with its best solution; the gap to its
-// lower bound is exposed by last_report(). Built only with CBC: without it
-// make_policy("optimal") returns null.
+// lower bound is exposed by last_report(). CBC cannot stop inside an LP, so
+// a model too big for the limit is rebuilt with fewer candidate shifts
+// (shifts(); doc/baselines.md says what that means for quoting it). Built
+// only with CBC: without it make_policy("optimal") returns null.
 #pragma once
 
 #include <map>

@@ -15,7 +15,7 @@ double next_release_s(const JobDecision& d, double ready_s, double late_toleranc
     const double slot = base + k * P;
     const double late = ready_s - slot;  // >= -1e-9·P
     if (late <= 1e-9 * P) return ready_s;  // on the slot: go
-    if (late <= std::max(0.0, late_tolerance_frac) * P) return ready_s;  // a little late: go at once
+    if (late <= (std::max(0.0, late_tolerance_frac) + 1e-9) * P) return ready_s;  // a little late: go at once
     return slot + P;
 }
 

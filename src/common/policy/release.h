@@ -18,7 +18,7 @@ namespace harmonics {
 
 // Chosen by measurement with harmonics-sim (doc/evaluation.md, "Release
 // tolerance"): the share of a period a job may be late and still go at once.
-constexpr double kDefaultLateTolerance = 0.25;
+constexpr double kDefaultLateTolerance = 0.2;
 
 // The earliest time >= ready_s the job's first collective may start. Returns
 // ready_s for a job that is not gated (or has no period).

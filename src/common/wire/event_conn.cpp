@@ -68,8 +68,11 @@ Connection::Connection(std::uint64_t id, bufferevent* bev, std::string peer, boo
     bufferevent_setcb(bev_, read_cb, write_cb, event_cb, this);
     // Read at most one frame's worth ahead: memory per connection stays bounded.
     bufferevent_setwatermark(bev_, EV_READ, 0, kHeaderSize + lim_.max_frame);
-    if (lim_.idle_timeout_s > 0) {
-        timeval tv = to_tv(lim_.idle_timeout_s);
+    // A peer gets kHelloTimeout to authenticate, then the idle timeout applies.
+    double first = server_ ? (lim_.idle_timeout_s > 0 ? std::min(lim_.idle_timeout_s, kHelloTimeout_s) : kHelloTimeout_s)
+                           : lim_.idle_timeout_s;
+    if (first > 0) {
+        timeval tv = to_tv(first);
         bufferevent_set_timeouts(bev_, &tv, nullptr);
     }
     bufferevent_enable(bev_, EV_READ | EV_WRITE);
@@ -152,7 +155,7 @@ void Connection::event_cb(bufferevent*, short what, void* arg) {
             return;
         }
         if (c->counters_) c->counters_->idle_closed++;
-        c->finish("idle timeout");
+        c->finish(c->server_ && !c->authed_ ? "no hello in time" : "idle timeout");
         return;
     }
     if (what & BEV_EVENT_EOF) {
@@ -254,6 +257,8 @@ void Connection::handle_hello(EnvelopePtr env) {
         }
     }
     authed_ = true;
+    timeval idle = to_tv(lim_.idle_timeout_s);
+    bufferevent_set_timeouts(bev_, lim_.idle_timeout_s > 0 ? &idle : nullptr, nullptr);
     Harmonics__HelloAck ack = HARMONICS__HELLO_ACK__INIT;
     ack.ok = 1;
     ack.has_uid = 1;

@@ -33,6 +33,9 @@ struct Counters {
     std::uint64_t frames_out = 0;
 };
 
+// Time a connecting peer has to send its Hello.
+constexpr double kHelloTimeout_s = 10;
+
 struct ConnLimits {
     std::uint32_t max_frame = kDefaultMaxFrame;
     double idle_timeout_s = 120;      // no frame for this long: close

@@ -7,8 +7,6 @@
 #include <cstdint>
 #include <ctime>
 
-#include <sched.h>
-
 namespace hnccl {
 
 inline uint64_t now_ns() {
@@ -18,9 +16,18 @@ inline uint64_t now_ns() {
 }
 
 // Wait until an absolute CLOCK_REALTIME instant: sleep until shortly before
-// (resuming after signals), then yield-spin, because a sleeping thread on a
-// busy node can wake a millisecond late and the slot is what matters.
+// (resuming after signals), then spin without yielding: a thread that yields
+// on a busy node gets the CPU back a time slice (milliseconds) later, and the
+// slot is what matters.
 constexpr uint64_t kSpinNs = 300000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 inline void sleep_until_ns(uint64_t t) {
   if (t > kSpinNs && now_ns() + kSpinNs < t) {
@@ -31,7 +38,7 @@ inline void sleep_until_ns(uint64_t t) {
     while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr) != 0) {
     }
   }
-  while (now_ns() < t) sched_yield();
+  while (now_ns() < t) cpu_relax();
 }
 
 }  // namespace hnccl

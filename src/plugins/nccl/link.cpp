@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "schedd_address.h"
 #include "state.h"
 #include "wire/client.h"
 
@@ -30,11 +31,6 @@ constexpr uint64_t kBackoffMaxNs = 10000000000ull;  // 10 s
 double to_s(uint64_t ns) { return double(ns) * 1e-9; }
 uint64_t to_ns(double s) { return s <= 0 || !std::isfinite(s) ? 0 : uint64_t(std::llround(s * 1e9)); }
 
-std::string node_name() {
-  char h[256] = {0};
-  if (gethostname(h, sizeof h - 1) != 0) return "?";
-  return h;
-}
 
 bool send_register(Plugin& p, Client& cl, Comm& c, std::string* err) {
   Harmonics__HookRegister reg = HARMONICS__HOOK_REGISTER__INIT;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <exception>
 
 #include "config/harmonics_conf.h"
@@ -18,6 +19,14 @@ bool parse_host_port(const std::string& s, std::string* host, uint16_t* port, st
   return true;
 }
 
+std::string node_name() {
+  const char* n = std::getenv("SLURMD_NODENAME");
+  if (n != nullptr && *n != '\0') return n;
+  char h[256] = {0};
+  if (gethostname(h, sizeof h - 1) != 0) return "";
+  return h;
+}
+
 bool read_conf_hook(const std::string& path, ConfHook* out, std::string* err) {
   try {
     const harmonics::HarmonicsConfig cfg = harmonics::parse_harmonics_conf(path);
@@ -27,8 +36,8 @@ bool read_conf_hook(const std::string& path, ConfHook* out, std::string* err) {
     out->clock_tolerance_s = cfg.clock_tolerance_s;
     out->report_interval_s = cfg.report_interval_s;
     const harmonics::Topology topo = harmonics::load_topology(cfg);
-    char name[256] = {0};
-    if (gethostname(name, sizeof name - 1) != 0) return *err = path + ": cannot read this host's name", true;
+    const std::string name = node_name();
+    if (name.empty()) return *err = path + ": cannot read this host's name", true;
     const auto leaf = harmonics::leaf_of_host(topo, name);
     if (leaf < 0) return *err = path + ": node " + name + " is under no leaf switch of the topology", true;
     const std::string addr = harmonics::schedd_address(cfg, topo, leaf);

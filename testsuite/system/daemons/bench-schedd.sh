@@ -23,5 +23,5 @@ for j in $(seq 0 $((JOBS - 1))); do
 done
 # Bounded: a runaway policy must not take the machine down with it.
 ulimit -v 8000000
-timeout $((SECS + 60)) "$BENCH" --config "$T/harmonics.conf" --leaf rack1 --jobs "$JOBS" --ranks "$RANKS" --duration "$SECS" \
+timeout -k 5 $((SECS + 60)) "$BENCH" --config "$T/harmonics.conf" --leaf rack1 --jobs "$JOBS" --ranks "$RANKS" --duration "$SECS" \
     --periods "$PERIODS"
