@@ -37,6 +37,10 @@ void print_usage() {
         "  --workload FILE        jobs CSV: id,arrival_s,model,nodes,gpus_per_node,iterations[,placement]\n"
         "  --racks N --nodes-per-rack N --jobs N --arrival-rate PER_S --oversubscription R\n"
         "                         generate a large-cluster workload\n"
+        "  --utilisation U        generated cluster busy and fragmented: a share U of its\n"
+        "                         nodes running jobs at time 0 (doc/scale.md); --jobs more arrive\n"
+        "  --min-runtime S --max-runtime S\n"
+        "                         generated jobs' isolated runtime range (default 300-1800 s)\n"
         "  --seed N               generator and policy seed (default 1)\n"
         "run:\n"
         "  --policy NAME[,NAME]   policies to run (default: all registered)\n"
@@ -45,6 +49,8 @@ void print_usage() {
         "  --epoch S              policy decision round (default: harmonics.conf Epoch, 1 s)\n"
         "  --time-limit S         optimal policy's solver limit per decision\n"
         "                         (default: harmonics.conf SolverTimeLimit; 1 s without --config)\n"
+        "  --compute-jitter X     measurement noise: each iteration's compute time times\n"
+        "                         1 +- up to X (uniform, drawn from --seed); e.g. 0.05\n"
         "  --gate-cap S           longest a collective is held at the gate (default:\n"
         "                         harmonics.conf GateCap; 0 = up to one period, the next slot)\n"
         "output:\n"
@@ -118,6 +124,10 @@ CliOptions parse_cli(int argc, char** argv) {
         else if (a == "--nodes-per-rack") { o.nodes_per_rack = static_cast<int>(to_long(a, value())); o.generate = true; }
         else if (a == "--jobs") { o.jobs = static_cast<int>(to_long(a, value())); o.generate = true; }
         else if (a == "--arrival-rate") { o.arrival_rate = to_double(a, value()); o.generate = true; }
+        else if (a == "--utilisation") { o.utilisation = to_double(a, value()); o.generate = true; }
+        else if (a == "--min-runtime") { o.min_runtime_s = to_double(a, value()); o.generate = true; }
+        else if (a == "--max-runtime") { o.max_runtime_s = to_double(a, value()); o.generate = true; }
+        else if (a == "--compute-jitter") o.compute_jitter = to_double(a, value());
         else if (a == "--oversubscription") o.oversubscription = to_double(a, value());
         else if (a == "--seed") o.seed = static_cast<unsigned>(to_long(a, value()));
         else if (a == "--json") o.json = value();
@@ -128,6 +138,7 @@ CliOptions parse_cli(int argc, char** argv) {
         else if (a == "--help" || a == "-h") o.help = true;
         else throw std::invalid_argument("unknown option '" + a + "' (see --help)");
     }
+    if (!(o.compute_jitter >= 0 && o.compute_jitter < 1)) throw std::invalid_argument("--compute-jitter must be in [0, 1)");
     if (o.duration_s == 0 || o.epoch_s == 0 || o.time_limit_s == 0)
         throw std::invalid_argument("--duration, --epoch and --time-limit must be > 0");
     if (!o.workload.empty() && (o.generate || !o.scenario.empty()))
@@ -169,6 +180,9 @@ Scenario build_scenario(const CliOptions& o, HarmonicsConfig& cfg) {
         p.arrival_rate = o.arrival_rate;
         p.oversubscription = o.oversubscription;
         p.seed = o.seed;
+        p.utilisation = o.utilisation;
+        if (o.min_runtime_s >= 0) p.min_runtime_s = o.min_runtime_s;
+        if (o.max_runtime_s >= 0) p.max_runtime_s = o.max_runtime_s;
         s = generate_scenario(p);
     } else {
         if (!o.topology.empty()) throw std::invalid_argument("--topology needs --workload (the jobs to run on it)");
@@ -205,6 +219,8 @@ int run(const CliOptions& o) {
     ec.end_s = sc.duration_s;
     ec.gate = cfg.gate;
     ec.gate_cap_s = o.gate_cap_s >= 0 ? o.gate_cap_s : cfg.gate_cap_s;
+    ec.compute_jitter = o.compute_jitter;
+    ec.noise_seed = o.seed;
     ec.progress = !o.quiet && isatty(STDERR_FILENO);
     if (!o.out.empty()) trace_window(sc, jobs, &ec.trace_from_s, &ec.trace_to_s);
 

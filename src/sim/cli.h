@@ -20,6 +20,9 @@ struct CliOptions {
     bool generate = false;
     int racks = 16, nodes_per_rack = 8, jobs = 50;
     double arrival_rate = 0.1, oversubscription = 3;
+    double utilisation = 0;            // >0: a busy, fragmented cluster (generator.h)
+    double min_runtime_s = -1, max_runtime_s = -1;  // <0: the generator's
+    double compute_jitter = 0;         // measurement noise: ±share of each iteration's compute
     unsigned seed = 1;
     std::string json, csv, out;
     bool quiet = false;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 
@@ -45,6 +46,23 @@ double isolated_iteration_s(const JobProfile& profile, const Topology& topo) {
     for (const CommPhase& p : profile.phases) end = std::max(p.start_offset_s, end) + phase_alone_s(p, topo);
     return std::max(profile.compute_s, end);
 }
+
+namespace {
+// Measurement noise: iteration k of job `id` computes for compute_s·(1 + u·jitter),
+// u uniform in [-1, 1) from a hash (splitmix64) of (seed, id, k), so every
+// policy sees the same draws whatever the order of events.
+double noisy_compute_s(const EngineConfig& cfg, double compute_s, JobId id, long k) {
+    if (cfg.compute_jitter <= 0) return compute_s;
+    std::uint64_t z = (static_cast<std::uint64_t>(cfg.noise_seed) << 40) ^
+                      (static_cast<std::uint64_t>(id) << 20) ^ static_cast<std::uint64_t>(k);
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+    return compute_s * (1.0 + cfg.compute_jitter * (2.0 * u - 1.0));
+}
+}  // namespace
 
 namespace {
 
@@ -188,7 +206,8 @@ private:
         s.next_phase = 0;
         s.comm_this_iter = 0;
         s.gate_wait = 0;
-        queue_.push(now_ + s.in->profile.compute_s, EventType::ComputeDone, j);
+        queue_.push(now_ + noisy_compute_s(cfg_, s.in->profile.compute_s, s.in->id, result_.jobs[j].iterations_done),
+                    EventType::ComputeDone, j);
         schedule_phase(j);
     }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/model_library.h"
+#include "model/placement.h"
 #include "sim/placement_plan.h"
 #include "sim/random.h"
 
@@ -28,28 +29,130 @@ int draw_size(Random& rng, int max_nodes) {
     }
     return std::max(1, std::min(size, max_nodes));
 }
+
+// The busy regime's sizes: distributed training jobs only (one-node jobs
+// never touch the fabric), halving in frequency roughly every doubling.
+int draw_busy_size(Random& rng, int max_nodes) {
+    double u = rng.uniform(), acc = 0;
+    int size = 2;
+    for (const auto& [n, w] : busy_cluster_sizes()) {
+        acc += w;
+        size = n;
+        if (u < acc) break;
+    }
+    return std::max(1, std::min(size, max_nodes));
+}
+
+JobSpec draw_job(Random& rng, int id, int nodes, const GeneratorParams& p) {
+    const auto& models = model_library();
+    JobSpec spec;
+    spec.id = id;
+    spec.model = models[rng.below(models.size())].name;
+    spec.nodes = nodes;
+    spec.gpus_per_node = 8;
+    double runtime = rng.uniform(p.min_runtime_s, p.max_runtime_s);
+    double iter = estimate_iteration_s(spec, p.node_Bps);
+    spec.iterations = std::max(1L, static_cast<long>(std::llround(runtime / std::max(iter, 1e-3))));
+    return spec;
+}
+
+// A past job of the history: its nodes and when it leaves.
+struct Held {
+    std::vector<NodeId> nodes;
+    double end_s;
+};
+
+// Runs the history before time 0 and returns the placements of the jobs
+// still running at its end, in the order they were placed.
+std::vector<std::vector<NodeId>> busy_snapshot(const Topology& topo, const GeneratorParams& p, Random& rng) {
+    const int total = static_cast<int>(topo.nodes().size());
+    const int cap = std::max(1, total / 4);
+    const int target = std::max(1, static_cast<int>(std::floor(p.utilisation * total + 1e-9)));
+    double mean = 0;
+    for (const auto& [n, w] : busy_cluster_sizes()) mean += w * std::min(n, cap);
+    const long departures_wanted = std::max(1L, std::lround(p.history_rounds * target / mean));
+
+    std::vector<bool> is_free(topo.nodes().size(), true);
+    std::vector<Held> live;
+    int used = 0;
+    long departed = 0;
+    double t = 0;
+    for (;;) {
+        int size = draw_busy_size(rng, cap);
+        double life = rng.uniform(p.min_runtime_s, p.max_runtime_s);
+        std::vector<NodeId> nodes;
+        if (used + size <= target) nodes = place_rack_aware(topo, is_free, size);
+        if (nodes.empty()) {
+            // No room at the target: done once the history is long enough,
+            // else the next job to end leaves and the draw is dropped.
+            if (departed >= departures_wanted || live.empty()) break;
+            auto first = std::min_element(live.begin(), live.end(),
+                                          [](const Held& a, const Held& b) { return a.end_s < b.end_s; });
+            t = first->end_s;
+            for (NodeId n : first->nodes) is_free[n] = true;
+            used -= static_cast<int>(first->nodes.size());
+            live.erase(first);
+            ++departed;
+            continue;
+        }
+        for (NodeId n : nodes) is_free[n] = false;
+        used += size;
+        live.push_back({nodes, t + life});
+    }
+    std::vector<std::vector<NodeId>> out;
+    for (Held& h : live) out.push_back(std::move(h.nodes));
+    return out;
+}
+
 }  // namespace
+
+const std::vector<std::pair<int, double>>& busy_cluster_sizes() {
+    static const std::vector<std::pair<int, double>> sizes = {{2, 0.30}, {4, 0.25}, {8, 0.20}, {16, 0.15}, {32, 0.10}};
+    return sizes;
+}
 
 Scenario generate_scenario(const GeneratorParams& p) {
     if (p.racks < 1 || p.nodes_per_rack < 1) throw std::invalid_argument("--racks and --nodes-per-rack must be >= 1");
-    if (p.jobs < 1) throw std::invalid_argument("--jobs must be >= 1");
+    if (p.jobs < (p.utilisation > 0 ? 0 : 1))
+        throw std::invalid_argument(p.utilisation > 0 ? "--jobs must be >= 0" : "--jobs must be >= 1");
     if (!(p.arrival_rate > 0)) throw std::invalid_argument("--arrival-rate must be > 0");
     if (!(p.oversubscription >= 1)) throw std::invalid_argument("--oversubscription must be >= 1");
+    if (!(p.utilisation >= 0 && p.utilisation <= 1)) throw std::invalid_argument("--utilisation must be in [0, 1]");
+    if (!(p.min_runtime_s > 0 && p.max_runtime_s >= p.min_runtime_s))
+        throw std::invalid_argument("--min-runtime must be > 0 and <= --max-runtime");
+    if (p.history_rounds < 0) throw std::invalid_argument("history_rounds must be >= 0");
     const auto& models = model_library();
     if (models.empty()) throw std::invalid_argument("the model library is empty");
 
     Scenario s;
     s.name = "generated";
-    s.description = std::to_string(p.racks * p.nodes_per_rack) + " nodes in " + std::to_string(p.racks) +
-                    " racks, " + std::to_string(p.jobs) + " jobs, seed " + std::to_string(p.seed);
     s.topo = Topology::make_two_level(p.racks, p.nodes_per_rack, p.node_Bps, p.oversubscription);
     s.duration_s = p.duration_s;
     Random rng(p.seed);
     const int total = p.racks * p.nodes_per_rack;
+    int id = 0;
+    if (p.utilisation > 0) {
+        for (std::vector<NodeId>& nodes : busy_snapshot(s.topo, p, rng)) {
+            JobSpec spec = draw_job(rng, ++id, static_cast<int>(nodes.size()), p);
+            spec.arrival_s = 0;
+            spec.placement = std::move(nodes);
+            s.specs.push_back(spec);
+        }
+    }
+    const int running = id;
     double t = 0;
     for (int i = 0; i < p.jobs; ++i) {
+        if (p.utilisation > 0) {
+            // Churn on a busy cluster: the first arrival comes after time 0.
+            t += rng.exponential(p.arrival_rate);
+            JobSpec spec = draw_job(rng, ++id, draw_busy_size(rng, std::max(1, total / 4)), p);
+            spec.arrival_s = t;
+            s.specs.push_back(spec);
+            continue;
+        }
+        // The original draw order, kept so old seeds give the same jobs.
         JobSpec spec;
-        spec.id = i + 1;
+        spec.id = ++id;
         spec.arrival_s = t;
         t += rng.exponential(p.arrival_rate);
         spec.model = models[rng.below(models.size())].name;
@@ -60,6 +163,14 @@ Scenario generate_scenario(const GeneratorParams& p) {
         spec.iterations = std::max(1L, static_cast<long>(std::llround(runtime / std::max(iter, 1e-3))));
         s.specs.push_back(spec);
     }
+    s.description = std::to_string(total) + " nodes in " + std::to_string(p.racks) + " racks, ";
+    if (p.utilisation > 0)
+        s.description += std::to_string(running) + " jobs running at " +
+                         std::to_string(static_cast<int>(std::lround(p.utilisation * 100))) + "% utilisation, " +
+                         std::to_string(p.jobs) + " arriving";
+    else
+        s.description += std::to_string(p.jobs) + " jobs";
+    s.description += ", seed " + std::to_string(p.seed);
     return s;
 }
 

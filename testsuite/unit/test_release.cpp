@@ -35,8 +35,9 @@ TEST(Release, EarlyJobWaitsForItsSlot) {
     EXPECT_NEAR(next_release_s(d, 10.419, 0.25), 10.42, 1e-12);
     // On the slot (within rounding): go.
     EXPECT_NEAR(next_release_s(d, 10.42, 0.25), 10.42, 1e-12);
-    // Before the grid's origin, the grid extends backwards.
-    EXPECT_NEAR(next_release_s(d, 9.90, 0.25), 9.92, 1e-12);
+    // Before the grid starts (origin + shift), the first slot.
+    EXPECT_NEAR(next_release_s(d, 9.90, 0.25), 10.02, 1e-12);
+    EXPECT_NEAR(next_release_s(d, 10.01, 0.25), 10.02, 1e-12);
 }
 
 TEST(Release, SlightlyLateJobGoesAtOnce) {

@@ -10,6 +10,7 @@ double next_release_s(const JobDecision& d, double ready_s, double late_toleranc
     if (!d.gated || d.period_s <= 0) return ready_s;
     const double P = d.period_s;
     const double base = d.origin_s + d.shift_s;
+    if (ready_s <= base) return base;  // the grid starts at origin + shift (iteration 0)
     // The latest slot at or before ready (within rounding of 1e-9 periods).
     const double k = std::floor((ready_s - base) / P + 1e-9);
     const double slot = base + k * P;

@@ -2,8 +2,8 @@
 // release rule the simulator's gate and the NCCL plugin's hook both apply, so
 // the simulator measures exactly what the hook does.
 //
-// A decision's slots are origin + shift + k·period (k any integer: the grid
-// is periodic). A job ready at or before a slot waits for it. A job that
+// A decision's slots are origin + shift + k·period, k >= 0 (the plan starts
+// at origin + shift). A job ready at or before a slot waits for it. A job that
 // missed the latest slot by at most late_tolerance_frac·period goes at once:
 // making it wait for the next slot would cost almost a whole period for being
 // a hair late (a measured period jitters by a few percent), and on a busy
