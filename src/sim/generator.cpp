@@ -30,8 +30,7 @@ int draw_size(Random& rng, int max_nodes) {
     return std::max(1, std::min(size, max_nodes));
 }
 
-// The busy regime's sizes: distributed training jobs only (one-node jobs
-// never touch the fabric), halving in frequency roughly every doubling.
+// The busy regime's sizes (busy_cluster_sizes()).
 int draw_busy_size(Random& rng, int max_nodes) {
     double u = rng.uniform(), acc = 0;
     int size = 2;
@@ -56,6 +55,10 @@ JobSpec draw_job(Random& rng, int id, int nodes, const GeneratorParams& p) {
     return spec;
 }
 
+// Jobs behind the head of the queue that backfill may start (Slurm's
+// bf_max_job_test is larger; a short window keeps the history cheap).
+constexpr int kBackfillWindow = 16;
+
 // A past job of the history: its nodes and when it leaves.
 struct Held {
     std::vector<NodeId> nodes;
@@ -77,27 +80,71 @@ std::vector<std::vector<NodeId>> busy_snapshot(const Topology& topo, const Gener
     int used = 0;
     long departed = 0;
     double t = 0;
+    // The queue as Slurm's sched/backfill serves it: the head starts when
+    // enough nodes are free under the target (anywhere: topology/tree then
+    // spreads it over the fewest leaves); while it waits, a later job in the
+    // window starts if it fits now and does not delay the head (EASY
+    // backfill: it ends before the head's reserved start, or fits in the
+    // nodes the head will leave over). No job is dropped, so the running
+    // jobs keep the drawn size mix up to how long each runs.
+    struct Queued {
+        int size;
+        double life;
+    };
+    std::vector<Queued> queue;
+    auto refill = [&] {
+        while (static_cast<int>(queue.size()) < kBackfillWindow)
+            queue.push_back({draw_busy_size(rng, cap), rng.uniform(p.min_runtime_s, p.max_runtime_s)});
+    };
+    auto start = [&](std::size_t k) {
+        std::vector<NodeId> nodes = place_rack_aware(topo, is_free, queue[k].size);
+        for (NodeId n : nodes) is_free[n] = false;
+        used += queue[k].size;
+        live.push_back({nodes, t + queue[k].life});
+        queue.erase(queue.begin() + static_cast<long>(k));
+        refill();
+    };
+    refill();
     for (;;) {
-        int size = draw_busy_size(rng, cap);
-        double life = rng.uniform(p.min_runtime_s, p.max_runtime_s);
-        std::vector<NodeId> nodes;
-        if (used + size <= target) nodes = place_rack_aware(topo, is_free, size);
-        if (nodes.empty()) {
-            // No room at the target: done once the history is long enough,
-            // else the next job to end leaves and the draw is dropped.
-            if (departed >= departures_wanted || live.empty()) break;
-            auto first = std::min_element(live.begin(), live.end(),
-                                          [](const Held& a, const Held& b) { return a.end_s < b.end_s; });
-            t = first->end_s;
-            for (NodeId n : first->nodes) is_free[n] = true;
-            used -= static_cast<int>(first->nodes.size());
-            live.erase(first);
-            ++departed;
+        if (used + queue[0].size <= target) {
+            start(0);
             continue;
         }
-        for (NodeId n : nodes) is_free[n] = false;
-        used += size;
-        live.push_back({nodes, t + life});
+        // The head's reservation: when departures leave room for it, and the
+        // nodes it leaves over then.
+        std::vector<const Held*> by_end;
+        for (const Held& h : live) by_end.push_back(&h);
+        std::sort(by_end.begin(), by_end.end(), [](const Held* a, const Held* b) { return a->end_s < b->end_s; });
+        int after = used;
+        double shadow_s = t;
+        for (const Held* h : by_end) {
+            if (after + queue[0].size <= target) break;
+            after -= static_cast<int>(h->nodes.size());
+            shadow_s = h->end_s;
+        }
+        int extra = target - after - queue[0].size;
+        bool backfilled = false;
+        for (std::size_t k = 1; k < queue.size(); ++k) {
+            const Queued& q = queue[k];
+            if (used + q.size > target) continue;
+            bool before_head = t + q.life <= shadow_s;
+            if (!before_head && q.size > extra) continue;
+            if (!before_head) extra -= q.size;
+            start(k);
+            backfilled = true;
+            break;
+        }
+        if (backfilled) continue;
+        // Nothing starts now: stop once the history is long enough, else
+        // time moves to the next departure.
+        if (departed >= departures_wanted || live.empty()) break;
+        auto first = std::min_element(live.begin(), live.end(),
+                                      [](const Held& a, const Held& b) { return a.end_s < b.end_s; });
+        t = first->end_s;
+        for (NodeId n : first->nodes) is_free[n] = true;
+        used -= static_cast<int>(first->nodes.size());
+        live.erase(first);
+        ++departed;
     }
     std::vector<std::vector<NodeId>> out;
     for (Held& h : live) out.push_back(std::move(h.nodes));
@@ -107,7 +154,9 @@ std::vector<std::vector<NodeId>> busy_snapshot(const Topology& topo, const Gener
 }  // namespace
 
 const std::vector<std::pair<int, double>>& busy_cluster_sizes() {
-    static const std::vector<std::pair<int, double>> sizes = {{2, 0.30}, {4, 0.25}, {8, 0.20}, {16, 0.15}, {32, 0.10}};
+    static const std::vector<std::pair<int, double>> sizes = {
+        {1, 0.15}, {2, 0.20}, {3, 0.10}, {4, 0.15}, {6, 0.10},
+        {8, 0.10}, {12, 0.07}, {16, 0.06}, {24, 0.04}, {32, 0.03}};
     return sizes;
 }
 

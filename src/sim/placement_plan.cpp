@@ -2,7 +2,9 @@
 #include "sim/placement_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -80,6 +82,33 @@ void plan_placements(const Topology& topo, std::vector<JobSpec>& specs) {
         }
         for (NodeId n : s.placement) p.busy_until[n] = std::max(p.busy_until[n], s.arrival_s + hold);
     }
+}
+
+Fragmentation fragmentation(const Topology& topo, const std::vector<JobSpec>& specs) {
+    Fragmentation f;
+    std::map<SwitchId, int> per_leaf;  // spanning jobs crossing each leaf's uplink
+    int leaf_size = 0;
+    for (SwitchId l : topo.leaves()) leaf_size = std::max(leaf_size, static_cast<int>(topo.sw(l).nodes.size()));
+    for (const JobSpec& s : specs) {
+        if (s.placement.empty()) continue;
+        ++f.jobs;
+        if (s.placement.size() < 2) continue;
+        ++f.multi_node;
+        bool fits = static_cast<int>(s.placement.size()) <= leaf_size;
+        f.leaf_fit += fits;
+        std::set<SwitchId> leaves;
+        for (NodeId n : s.placement) leaves.insert(topo.node(n).leaf);
+        if (leaves.size() < 2) continue;
+        ++f.spanning;
+        f.leaf_fit_spanning += fits;
+        for (SwitchId l : leaves) ++per_leaf[l];
+    }
+    for (const auto& [leaf, n] : per_leaf) {
+        f.shared_uplinks += n >= 2;
+        f.crowded_uplinks += n >= 3;
+        f.max_per_uplink = std::max(f.max_per_uplink, n);
+    }
+    return f;
 }
 
 }  // namespace sim

@@ -89,7 +89,11 @@ TEST(NcclSchedule, ReleaseAtNextSlotWithinToleranceAndCap) {
   const uint64_t slot = s.origin_ns + s.shift_ns + 10 * s.period_ns;
   EXPECT_EQ(next_release(s, slot - 20 * kMs, 50000, 50 * kMs), slot);
   EXPECT_EQ(next_release(s, slot + 30000, 50000, 50 * kMs), slot + 30000);   // just late: go
-  EXPECT_EQ(next_release(s, slot + 60000, 50000, 50 * kMs), slot + s.period_ns);  // missed it
+  // Late by up to 20% of the period (policy/release.h): go at once, as the
+  // simulator does; later than that: wait for the next slot.
+  EXPECT_EQ(next_release(s, slot + 60000, 50000, 50 * kMs), slot + 60000);
+  EXPECT_EQ(next_release(s, slot + 10 * kMs, 50000, 50 * kMs), slot + 10 * kMs);
+  EXPECT_EQ(next_release(s, slot + 11 * kMs, 50000, 50 * kMs), slot + s.period_ns);  // missed it
   EXPECT_EQ(next_release(s, slot - 20 * kMs, 50000, 5 * kMs), slot - 15 * kMs);  // capped
   EXPECT_EQ(next_release(s, s.origin_ns - kSec, 0, 50 * kMs), s.origin_ns - kSec + 50 * kMs);
   s.valid = false;

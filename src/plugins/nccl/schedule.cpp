@@ -1,5 +1,7 @@
 #include "schedule.h"
 
+#include "policy/release.h"
+
 #include <algorithm>
 
 namespace hnccl {
@@ -9,7 +11,10 @@ uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint6
   const uint64_t first = s.origin_ns + s.shift_ns;
   if (now <= first) return std::min(first, now + cap);
   const uint64_t since = (now - first) % s.period_ns;  // time since the last slot
-  if (since <= tolerance) return now;
+  // The simulator's release rule (policy/release.h): a job late by a small
+  // share of its period goes at once instead of losing a whole period.
+  const uint64_t late_ok = uint64_t(double(s.period_ns) * harmonics::kDefaultLateTolerance);
+  if (since <= std::max(tolerance, late_ok)) return now;
   return now + std::min(s.period_ns - since, cap);
 }
 

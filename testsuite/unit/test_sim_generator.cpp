@@ -1,0 +1,148 @@
+// The large-cluster generator: the same seed gives the same cluster, the busy
+// regime is fragmented the way a saturated Slurm cluster is (many jobs span
+// leaves and meet on uplinks) while the original regime is not, and the
+// engine's measurement noise stays within its bound and is reproducible.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sim/engine.h"
+#include "sim/generator.h"
+#include "sim/placement_plan.h"
+#include "sim/scenario.h"
+
+using namespace harmonics;
+using namespace harmonics::sim;
+
+namespace {
+
+// 1,024 nodes in 128 leaves of 8, as in the large-scale evaluation.
+GeneratorParams busy(double utilisation, unsigned seed = 1) {
+    GeneratorParams p;
+    p.racks = 128;
+    p.nodes_per_rack = 8;
+    p.utilisation = utilisation;
+    p.jobs = 0;
+    p.min_runtime_s = 20;
+    p.max_runtime_s = 60;
+    p.seed = seed;
+    return p;
+}
+
+bool same_specs(const std::vector<JobSpec>& a, const std::vector<JobSpec>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i].id != b[i].id || a[i].model != b[i].model || a[i].nodes != b[i].nodes ||
+            a[i].iterations != b[i].iterations || a[i].arrival_s != b[i].arrival_s || a[i].placement != b[i].placement)
+            return false;
+    return true;
+}
+
+}  // namespace
+
+TEST(SimGenerator, SameSeedSameClusterOtherSeedOther) {
+    for (double u : {0.0, 1.0}) {
+        GeneratorParams p = busy(u);
+        if (u == 0) p.jobs = 150;
+        Scenario a = generate_scenario(p), b = generate_scenario(p);
+        EXPECT_TRUE(same_specs(a.specs, b.specs)) << "utilisation " << u;
+        p.seed = 2;
+        Scenario c = generate_scenario(p);
+        EXPECT_FALSE(same_specs(a.specs, c.specs)) << "utilisation " << u;
+    }
+}
+
+TEST(SimGenerator, BusyClusterJobsHoldDisjointNodesUpToTheTarget) {
+    GeneratorParams p = busy(0.9);
+    Scenario s = generate_scenario(p);
+    ASSERT_FALSE(s.specs.empty());
+    std::set<NodeId> used;
+    const auto& sizes = busy_cluster_sizes();
+    for (const JobSpec& j : s.specs) {
+        EXPECT_EQ(j.arrival_s, 0);
+        ASSERT_EQ(static_cast<int>(j.placement.size()), j.nodes) << "job " << j.id;
+        EXPECT_TRUE(std::any_of(sizes.begin(), sizes.end(), [&](const auto& sw) { return sw.first == j.nodes; }))
+            << "job " << j.id << " has " << j.nodes << " nodes";
+        for (NodeId n : j.placement) EXPECT_TRUE(used.insert(n).second) << "node " << n << " given twice";
+    }
+    EXPECT_LE(used.size(), static_cast<std::size_t>(0.9 * 1024));
+    // Full to the target, within one large job.
+    EXPECT_GE(used.size(), static_cast<std::size_t>(0.9 * 1024) - 32);
+}
+
+TEST(SimGenerator, SaturatedClusterSpreadsJobsOverLeavesAndSharesUplinks) {
+    Fragmentation f = fragmentation(generate_scenario(busy(1.0)).topo, generate_scenario(busy(1.0)).specs);
+    ASSERT_GT(f.multi_node, 50);
+    // A fair share of jobs span leaves, including jobs that would fit in one.
+    EXPECT_GE(f.spanning, f.multi_node * 3 / 10) << f.spanning << " of " << f.multi_node;
+    EXPECT_GE(f.leaf_fit_spanning, f.leaf_fit / 5) << f.leaf_fit_spanning << " of " << f.leaf_fit;
+    // Uplinks that three or more rings cross: more than a 3:1 uplink carries at NIC speed.
+    EXPECT_GE(f.crowded_uplinks, 10);
+}
+
+TEST(SimGenerator, OriginalRegimeKeepsJobsInsideLeaves) {
+    GeneratorParams p = busy(0);
+    p.jobs = 1024 / 6;
+    Scenario s = generate_scenario(p);
+    for (const JobSpec& j : s.specs) EXPECT_TRUE(j.placement.empty());
+    prepare_jobs(s);
+    Fragmentation old = fragmentation(s.topo, s.specs);
+    Fragmentation now = fragmentation(s.topo, generate_scenario(busy(1.0)).specs);
+    EXPECT_LE(old.leaf_fit_spanning * 20, old.leaf_fit) << old.leaf_fit_spanning << " of " << old.leaf_fit;
+    EXPECT_GT(now.leaf_fit_spanning * old.leaf_fit, 4 * old.leaf_fit_spanning * now.leaf_fit);
+}
+
+TEST(SimGenerator, ChurnArrivesAfterTimeZeroAndIsPlacedLater) {
+    GeneratorParams p = busy(1.0);
+    p.jobs = 20;
+    p.arrival_rate = 0.5;
+    Scenario s = generate_scenario(p);
+    int running = 0;
+    double last = 0;
+    for (const JobSpec& j : s.specs) {
+        if (!j.placement.empty()) {
+            ++running;
+            continue;
+        }
+        EXPECT_GT(j.arrival_s, last) << "job " << j.id;
+        last = j.arrival_s;
+    }
+    EXPECT_EQ(static_cast<int>(s.specs.size()) - running, 20);
+    prepare_jobs(s);
+    for (const JobSpec& j : s.specs) EXPECT_EQ(static_cast<int>(j.placement.size()), j.nodes) << "job " << j.id;
+}
+
+TEST(SimGenerator, RejectsOutOfRangeUtilisation) {
+    GeneratorParams p = busy(1.5);
+    EXPECT_THROW(generate_scenario(p), std::invalid_argument);
+    p = busy(0);
+    p.jobs = 0;
+    EXPECT_THROW(generate_scenario(p), std::invalid_argument);
+}
+
+// Compute only: every iteration lasts its (jittered) compute time.
+TEST(SimNoise, ComputeJitterStaysInBoundsAndIsReproducible) {
+    Topology t = Topology::make_two_level(1, 2, 12.5e9, 1.0);
+    SimJob j;
+    j.id = 7;
+    j.model = "hand";
+    j.iterations = 1000;
+    j.profile.id = 7;
+    j.profile.nodes = {0};
+    j.profile.compute_s = 0.1;
+    EngineConfig ec;
+    ec.epoch_s = 0;
+    RunResult plain = simulate(t, {j}, nullptr, ec);
+    EXPECT_NEAR(plain.jobs[0].finish_s, 100.0, 1e-6);
+    ec.compute_jitter = 0.05;
+    ec.noise_seed = 3;
+    RunResult a = simulate(t, {j}, nullptr, ec), b = simulate(t, {j}, nullptr, ec);
+    EXPECT_EQ(a.jobs[0].finish_s, b.jobs[0].finish_s);
+    // Within ±5 % in total, and the mean of 1,000 uniform draws within ±0.5 %.
+    EXPECT_NE(a.jobs[0].finish_s, plain.jobs[0].finish_s);
+    EXPECT_NEAR(a.jobs[0].finish_s, 100.0, 0.5);
+    ec.noise_seed = 4;
+    RunResult c = simulate(t, {j}, nullptr, ec);
+    EXPECT_NE(a.jobs[0].finish_s, c.jobs[0].finish_s);
+}
