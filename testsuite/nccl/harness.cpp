@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "policy/release.h"
 #include "plugin_loader.h"
 #include "sim.h"
 #include "fake_cuda.h"
@@ -309,11 +310,15 @@ bool wait_for_log(const std::string& what, uint64_t limit) {
   return false;
 }
 
+// The release rule of policy/release.h, written out again as the oracle: wait
+// for a slot ahead; go at once when late by at most the clock tolerance or
+// kDefaultLateTolerance of a period; later than that, wait for the next slot.
 uint64_t expected_release(const SchedFile& s, uint64_t now, uint64_t tol) {
   const uint64_t first = s.origin + s.shift;
   if (now <= first) return first;
   const uint64_t since = (now - first) % s.period;
-  return since <= tol ? now : now + (s.period - since);
+  const uint64_t late_ok = std::max(tol, uint64_t(double(s.period) * harmonics::kDefaultLateTolerance));
+  return since <= late_ok ? now : now + (s.period - since);
 }
 
 // Iterations of `compute` then a burst of two AllReduces, until the schedd
