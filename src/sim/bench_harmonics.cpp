@@ -11,7 +11,7 @@
 //            --arrival-rate) and measurement noise (--jitter X), and how often
 //            running jobs' schedules were changed (reshuffles)
 // Usage: bench-harmonics [--leaf-jobs N] [--repeat N] [--leaf-periods K] [--sizes 128,1024,8192] [--policies harmonics,cassini]
-//          [--utilisation U] [--time-limit S] [--seed N]
+//          [--utilisation U] [--oversubscription R] [--time-limit S] [--seed N]
 //          [--jct-sizes 128,1024] [--jct-policies fair,harmonics,cassini] [--min-runtime S] [--max-runtime S]
 //          [--arrivals N] [--arrival-rate PER_S] [--jitter X] [--duration S]
 #include "config.h"
@@ -132,6 +132,7 @@ void bench_leaf(int n, int repeat, bool packable, int periods) {
 
 struct BenchOptions {
     double utilisation = 0.9;
+    double oversubscription = 3;
     double time_limit_s = 10;  // optimal's solver limit per decision
     unsigned seed = 1;
     double min_runtime_s = 20, max_runtime_s = 60;  // jct runs
@@ -147,6 +148,7 @@ sim::GeneratorParams cluster_params(int nodes, const BenchOptions& o) {
     gp.racks = nodes / gp.nodes_per_rack;
     gp.seed = o.seed;
     gp.utilisation = o.utilisation;
+    gp.oversubscription = o.oversubscription;
     // The original regime: about a full cluster at its job sizes, all at once.
     gp.jobs = o.utilisation > 0 ? 0 : nodes / 6;
     return gp;
@@ -250,9 +252,9 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
     std::vector<sim::SimJob> placed = sim::prepare_jobs(sc);
     sim::Fragmentation f = sim::fragmentation(sc.topo, sc.specs);
     std::printf("jct-scenario nodes=%d jobs=%zu spanning=%d crowded_uplinks=%d arrivals=%d arrival_rate=%.3f jitter=%.3f "
-                "runtime_s=%.0f-%.0f\n",
+                "runtime_s=%.0f-%.0f oversubscription=%.1f\n",
                 nodes, placed.size(), f.spanning, f.crowded_uplinks, o.arrivals, o.arrival_rate, o.jitter,
-                o.min_runtime_s, o.max_runtime_s);
+                o.min_runtime_s, o.max_runtime_s, o.oversubscription);
     sim::EngineConfig ec;
     ec.epoch_s = sc.epoch_s;
     ec.end_s = sc.duration_s;
@@ -312,6 +314,7 @@ int main(int argc, char** argv) {
         else if (a == "--sizes") sizes = split(v);
         else if (a == "--policies") policies = split(v);
         else if (a == "--utilisation") o.utilisation = std::atof(v);
+        else if (a == "--oversubscription") o.oversubscription = std::atof(v);
         else if (a == "--time-limit") o.time_limit_s = std::atof(v);
         else if (a == "--seed") o.seed = static_cast<unsigned>(std::atol(v));
         else if (a == "--jct-sizes") jct_sizes = split(v);
