@@ -3,6 +3,9 @@
 // warm starts.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -363,4 +366,118 @@ TEST(LocalScheduler, PlanWhoseCollisionsFitTheSlackIsGated) {
     LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 5u);
     for (const JobProfile& j : jobs) EXPECT_TRUE(r.jobs.at(j.id).gated) << j.id;
+}
+
+namespace {
+
+// Peak resident memory of this process so far, in MB (a high-water mark: the
+// growth of it across a call bounds what the call held at once).
+double peak_rss_mb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024.0;
+}
+
+// `n` jobs crossing the leaf, cycling over `periods` distinct periods that no
+// one divides another (0.35 s, 0.73 s, ... plus a few ms), with short bursts
+// at a third of the uplink; every other job is owned (and gated) by another
+// leaf at a period of its own.
+LeafProblem many_periods(const Topology& topo, SwitchId leaf, int n, int periods) {
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    LeafProblem pb;
+    pb.leaf = leaf;
+    for (int i = 0; i < n; ++i) {
+        int k = i % periods;
+        double T = 0.35 * (1 + 1.1 * k) + 0.0017 * k;
+        pb.jobs.push_back(periodic_job(topo, i + 1, T, 0.004 + 0.001 * (i % 3), links, 0.3));
+    }
+    for (int i = 0; i < n; i += 2) {
+        JobDecision d;
+        d.gated = true;
+        d.period_s = pb.jobs[i].isolated_period_s * 1.013;
+        d.shift_s = 0.0031 * i;
+        d.owner_leaf = topo.leaves()[1];
+        pb.fixed[pb.jobs[i].id] = d;
+    }
+    return pb;
+}
+
+// A decision the gate can follow: free, or a period no shorter than the job's
+// and a shift within it.
+void expect_sane(const LeafResult& r, const LeafProblem& pb) {
+    for (const JobProfile& j : pb.jobs) {
+        if (pb.fixed.count(j.id)) continue;
+        auto d = r.jobs.find(j.id);
+        ASSERT_NE(d, r.jobs.end()) << j.id;
+        if (!d->second.gated) continue;
+        EXPECT_GE(d->second.period_s, j.isolated_period_s - 1e-9) << j.id;
+        EXPECT_GE(d->second.shift_s, 0) << j.id;
+        EXPECT_LT(d->second.shift_s, d->second.period_s) << j.id;
+    }
+}
+
+}  // namespace
+
+// A daemon must not blow up from a workload: 64 cross-leaf jobs of 8 distinct
+// non-commensurate periods of up to 3 s, on a 5 us slot grid (periods of
+// 600000 slots), decide cold and warm within a generous wall bound and
+// without holding hundreds of MB (a safety net, not a timing benchmark).
+TEST(LocalSchedulerBounds, ManyDistinctPeriodsOnAFineGridStayBounded) {
+    Topology topo = Topology::make_two_level(4, 64, 12.5e9, 3.0);
+    SwitchId leaf = topo.leaves()[0];
+    LeafProblem pb = many_periods(topo, leaf, 64, 8);
+    PolicyOptions o;
+    o.slot_s = 5e-6;
+    LocalScheduler ls(o);
+    const double rss0 = peak_rss_mb();
+    auto t0 = std::chrono::steady_clock::now();
+    LeafResult cold = ls.decide(topo, pb);
+    double cold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    expect_sane(cold, pb);
+    pb.previous = cold.jobs;
+    t0 = std::chrono::steady_clock::now();
+    LeafResult warm = ls.decide(topo, pb);
+    double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    expect_sane(warm, pb);
+    EXPECT_LT(cold_s, 2.0);
+    EXPECT_LT(warm_s, 2.0);
+    EXPECT_LT(peak_rss_mb() - rss0, 200.0);
+}
+
+// A few hundred jobs of 16 distinct periods (up to 6 s) on a 20 us grid.
+TEST(LocalSchedulerBounds, HundredsOfJobsOfSixteenPeriodsStayBounded) {
+    Topology topo = Topology::make_two_level(4, 300, 12.5e9, 3.0);
+    SwitchId leaf = topo.leaves()[0];
+    LeafProblem pb = many_periods(topo, leaf, 300, 16);
+    PolicyOptions o;
+    o.slot_s = 2e-5;
+    LocalScheduler ls(o);
+    const double rss0 = peak_rss_mb();
+    auto t0 = std::chrono::steady_clock::now();
+    LeafResult r = ls.decide(topo, pb);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    expect_sane(r, pb);
+    EXPECT_LT(s, 2.0);
+    EXPECT_LT(peak_rss_mb() - rss0, 200.0);
+}
+
+// Harmonic periods under a work cap still give each job a period within its
+// stretch range (or 0: free), all sharing a hyperperiod within the cap.
+TEST(SlotGrid, HarmonicPeriodsUnderATryCapStayValid) {
+    std::vector<double> T;
+    for (int i = 0; i < 200; ++i) T.push_back(0.35 * (1 + 1.1 * (i % 16)) + 0.0017 * (i % 16));
+    const std::int64_t cap = 20000;
+    std::vector<int> per = harmonic_periods(T, {}, 0.001, 0.05, cap, 4096);
+    ASSERT_EQ(per.size(), T.size());
+    std::int64_t h = 1;
+    int placed = 0;
+    for (size_t i = 0; i < T.size(); ++i) {
+        if (per[i] == 0) continue;
+        ++placed;
+        EXPECT_GE(per[i] * 0.001, T[i] - 1e-9);
+        EXPECT_LE(per[i] * 0.001, T[i] * 1.05 + 1e-9);
+        h = lcm_capped(h, per[i], cap);
+    }
+    EXPECT_GT(placed, 0);
+    EXPECT_LE(h, cap);
 }

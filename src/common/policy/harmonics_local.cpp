@@ -129,7 +129,14 @@ void choose_shifts(SlotProblem& sp, const std::vector<int>& warm, int max_shifts
         std::int64_t off = anchors.empty() ? 0 : anchors.front() % step;
         j.shifts.clear();
         for (std::int64_t s = off; s < P; s += step) j.shifts.push_back(static_cast<int>(s));
-        for (int a : anchors) j.shifts.push_back(a % P);
+        // At most max_shifts anchors (evenly thinned): with many fixed jobs
+        // they would otherwise outnumber the grid and every search step.
+        std::vector<int> own_anchors;
+        for (int a : anchors) own_anchors.push_back(static_cast<int>(a % P));
+        std::sort(own_anchors.begin(), own_anchors.end());
+        own_anchors.erase(std::unique(own_anchors.begin(), own_anchors.end()), own_anchors.end());
+        const size_t na = own_anchors.size(), keep = std::min<size_t>(na, std::max(1, max_shifts));
+        for (size_t k = 0; k < keep; ++k) j.shifts.push_back(own_anchors[k * na / keep]);
         if (warm[i] >= 0) j.shifts.push_back(warm[i]);
         std::sort(j.shifts.begin(), j.shifts.end());
         j.shifts.erase(std::unique(j.shifts.begin(), j.shifts.end()), j.shifts.end());
@@ -151,7 +158,9 @@ namespace {
 class LeafBuilder {
 public:
     LeafBuilder(const PolicyOptions& o, const LocalTuning& t, const Topology& topo, const LeafProblem& pb)
-        : opts_(o), tune_(t), topo_(topo), pb_(pb) {}
+        : opts_(o), tune_(t), topo_(topo), pb_(pb) {
+        opts_.slot_s = grid_slot_s();
+    }
 
     Plans build() const {
         const size_t n = pb_.jobs.size();
@@ -204,6 +213,28 @@ public:
     }
 
 private:
+    // The leaf's slot: opts.slot_s, or the least multiple of it on which the
+    // longest period any job may get (its stretched target, or a period
+    // decided elsewhere) spans at most max_period_slots. Every structure of the
+    // search is sized by periods, hyperperiod or horizon in slots, so this
+    // bounds them for any mix of periods (a coarser grid only rounds shifts).
+    double grid_slot_s() const {
+        const std::vector<double> factor = load_factors();
+        double longest_s = 0;
+        for (size_t i = 0; i < pb_.jobs.size(); ++i) {
+            const JobProfile& j = pb_.jobs[i];
+            longest_s = std::max(longest_s, iteration_period_s(j) * factor[i] * (1 + tune_.guard) * (1 + tune_.max_stretch));
+            for (const auto* m : {&pb_.fixed, &pb_.previous}) {
+                auto f = m->find(j.id);
+                if (f != m->end() && f->second.gated) longest_s = std::max(longest_s, f->second.period_s);
+            }
+        }
+        const double limit = std::max(16, tune_.max_period_slots);
+        const double slots = longest_s / opts_.slot_s;
+        if (!(slots > limit)) return opts_.slot_s;
+        return opts_.slot_s * std::ceil(std::min(slots, 1e12) / limit);
+    }
+
     // harmonic_periods over the jobs that are not free-running-by-decree (-1).
     std::vector<int> periods(const std::vector<double>& T, const std::vector<int>& fixed, std::int64_t cap) const {
         std::vector<double> t2;
@@ -214,7 +245,7 @@ private:
                 f2.push_back(fixed[i]);
                 idx.push_back(static_cast<int>(i));
             }
-        std::vector<int> got = harmonic_periods(t2, f2, opts_.slot_s, tune_.max_stretch, cap);
+        std::vector<int> got = harmonic_periods(t2, f2, opts_.slot_s, tune_.max_stretch, cap, tune_.max_period_tries);
         std::vector<int> out(T.size(), 0);
         for (size_t k = 0; k < idx.size(); ++k) out[idx[k]] = got[k];
         return out;
@@ -307,7 +338,7 @@ private:
         return b;
     }
 
-    const PolicyOptions& opts_;
+    PolicyOptions opts_;   // slot_s: the leaf's grid (grid_slot_s)
     const LocalTuning& tune_;
     const Topology& topo_;
     const LeafProblem& pb_;
@@ -377,9 +408,18 @@ bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, doubl
         const int P = p.jobs[i].period_slots;
         return d.pattern[((t - shift[i]) % P + P) % P];
     };
+    // Only the slots each job communicates in: O(bursts · H / P) per job, not O(H).
+    auto for_busy = [&](size_t i, const SlotDemand& d, auto&& f) {
+        const int P = p.jobs[i].period_slots;
+        const int s = ((shift[i] % P) + P) % P;
+        for (int t0 = 0; t0 < P; ++t0) {
+            if (d.pattern[t0] == 0) continue;
+            for (int t = (t0 + s) % P; t < H; t += P) f(t);
+        }
+    };
     for (size_t i = 0; i < p.jobs.size(); ++i)
         for (const SlotDemand& d : p.jobs[i].demand)
-            for (int t = 0; t < H; ++t) load[d.link][t] += demand_at(i, d, t);
+            for_busy(i, d, [&](int t) { load[d.link][t] += demand_at(i, d, t); });
     for (size_t i = 0; i < p.jobs.size(); ++i) {
         const SlotJob& j = p.jobs[i];
         if (j.isolated_period_s <= 0) continue;
@@ -388,12 +428,12 @@ bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, doubl
             double peak = *std::max_element(d.pattern.begin(), d.pattern.end());
             if (peak <= 0) continue;
             double delay = 0;
-            for (int t = 0; t < H; ++t) {
+            for_busy(i, d, [&](int t) {
                 double x = demand_at(i, d, t);
-                if (x <= 0) continue;
+                if (x <= 0) return;
                 double e = slot_excess(p.links[d.link], load[d.link][t]);
                 if (e > 0) delay += e * x / (load[d.link][t] + mix_mean[d.link]) / peak;
-            }
+            });
             worst = std::max(worst, delay);
         }
         const double per_iteration_s = worst * p.slot_s * j.period_slots / H;
@@ -501,9 +541,9 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
             if (b.sp.jobs[k].fixed_shift >= 0) continue;
             JobDecision dec;
             dec.gated = true;
-            dec.period_s = b.sp.jobs[k].period_slots * opts_.slot_s;
-            dec.shift_s = won->sol.shift[k] * opts_.slot_s;
-            dec.origin_s = b.origin * opts_.slot_s;
+            dec.period_s = b.sp.jobs[k].period_slots * b.sp.slot_s;  // the leaf's grid, maybe coarser
+            dec.shift_s = won->sol.shift[k] * b.sp.slot_s;
+            dec.origin_s = b.origin * b.sp.slot_s;
             dec.owner_leaf = problem.leaf;
             res.jobs[problem.jobs[b.job_of[k]].id] = dec;
         }

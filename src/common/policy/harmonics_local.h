@@ -40,7 +40,14 @@ struct LocalTuning {
     double keep_tolerance = 0.03;     // (optimal.cpp reads it: period noise it re-plans no sooner than)
     double guard = 0.01;              // periods get this much slack over T_j: a gate missed by a hair
                                       // costs a whole period, and measured periods jitter
-    int max_shifts = 32;              // candidate shifts per job and period
+    int max_shifts = 32;              // candidate shifts per job and period (grid, and as many
+                                      // burst-end anchors of fixed jobs again at most)
+    // Memory and time bounds whatever the workload: periods longer than this
+    // many slots put the leaf on a coarser grid (a multiple of slot_s), so a
+    // job's demand pattern, the hyperperiod and the drift horizon stay small;
+    // choosing harmonic periods tries at most this many (base, job) pairs.
+    int max_period_slots = 4096;
+    std::int64_t max_period_tries = 65536;
     int hyper_factor = 8;             // hyperperiod at most this many times the longest period
     std::int64_t max_hyper_slots = 20000;
     int exact_max_jobs = 8;           // branch and bound up to this many jobs, greedy + local search beyond

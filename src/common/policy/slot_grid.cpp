@@ -153,9 +153,14 @@ double predicted_cost(const SlotProblem& p, const std::vector<int>& shift) {
     for (size_t i = 0; i < p.jobs.size(); ++i) {
         const SlotJob& j = p.jobs[i];
         const int P = j.period_slots;
+        const int s = ((shift[i] % P) + P) % P;
+        // Only the slots the job communicates in: O(its bursts · H / P), not O(H).
         for (const SlotDemand& d : j.demand) {
             std::vector<double>& L = load[d.link];
-            for (int t = 0; t < H; ++t) L[t] += d.pattern[((t - shift[i]) % P + P) % P];
+            for (int t0 = 0; t0 < P; ++t0) {
+                if (d.pattern[t0] == 0) continue;
+                for (int t = (t0 + s) % P; t < H; t += P) L[t] += d.pattern[t0];
+            }
         }
     }
     for (size_t k = 0; k < p.links.size(); ++k) {
@@ -255,7 +260,8 @@ BaseTry try_base(const std::vector<PeriodRange>& r, const std::vector<int>& fixe
 }  // namespace
 
 std::vector<int> harmonic_periods(const std::vector<double>& T_s, const std::vector<int>& fixed, double slot_s,
-                                  double max_stretch, std::int64_t max_hyper_slots) {
+                                  double max_stretch, std::int64_t max_hyper_slots, std::int64_t max_tries) {
+
     const size_t n = T_s.size();
     std::vector<PeriodRange> r(n);
     std::int64_t top = 1;
@@ -274,6 +280,9 @@ std::vector<int> harmonic_periods(const std::vector<double>& T_s, const std::vec
     BaseTry best = try_base(r, fixed, 1, max_hyper_slots);
     if (best.placed == static_cast<int>(n)) return best.period;
     for (std::int64_t b = top; b >= 2; --b) {
+        // Largest bases (shortest hyperperiods) first; past the work cap, keep
+        // the best so far (a count, not a clock: the same jobs get the same periods).
+        if (max_tries > 0 && static_cast<std::int64_t>(top - b + 1) * static_cast<std::int64_t>(n) > max_tries) break;
         BaseTry bt = try_base(r, fixed, b, max_hyper_slots);
         if (bt.placed > best.placed || (bt.placed == best.placed && bt.stretch < best.stretch - 1e-12))
             best = std::move(bt);

@@ -133,7 +133,10 @@ double predicted_cost(const SlotProblem& p, const std::vector<int>& shift);
 // `max_hyper_slots`, preferring the least summed stretch. `fixed[i] > 0` keeps
 // period i as given (a job another leaf decided). Returns 0 for a job that
 // cannot be made commensurate with the rest: it should run free.
+// Bases are tried from the longest period down, each costing one pass over
+// the jobs; `max_tries` > 0 caps bases · jobs (the whole search is O(longest
+// period · jobs)) and the best try so far is returned.
 std::vector<int> harmonic_periods(const std::vector<double>& T_s, const std::vector<int>& fixed, double slot_s,
-                                  double max_stretch, std::int64_t max_hyper_slots);
+                                  double max_stretch, std::int64_t max_hyper_slots, std::int64_t max_tries = 0);
 
 }  // namespace harmonics

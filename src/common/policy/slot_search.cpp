@@ -141,16 +141,20 @@ void place_fixed(const SlotProblem& p, LoadState& st, std::vector<int>& shift) {
 }
 
 // The candidate of job i adding the least excess (first such on ties, or
-// `prefer` when it ties with the best).
-int best_shift(const SlotProblem& p, const LoadState& st, size_t i, int prefer, double* best_delta) {
+// `prefer` when it ties with the best). With a `deadline`, the best of those
+// tried by then (not a bound: branch and bound passes none).
+int best_shift(const SlotProblem& p, const LoadState& st, size_t i, int prefer, double* best_delta,
+               const Clock::time_point* deadline = nullptr) {
     int best = -1;
     double bd = std::numeric_limits<double>::infinity();
     if (prefer >= 0) {
         best = prefer;
         bd = st.delta(i, prefer);
     }
+    int tried = 0;
     for (int s : p.jobs[i].shifts) {
         if (bd <= 1e-12) break;
+        if (deadline && best >= 0 && (++tried & 7) == 0 && Clock::now() > *deadline) break;
         double d = st.delta(i, s);
         if (d < bd - 1e-12) {
             bd = d;
@@ -171,7 +175,7 @@ void local_search(const SlotProblem& p, LoadState& st, std::vector<int>& shift, 
             if (Clock::now() > deadline) return;
             double cur = -st.apply(i, shift[i], -1);
             double bd = 0;
-            int s = best_shift(p, st, i, shift[i], &bd);
+            int s = best_shift(p, st, i, shift[i], &bd, &deadline);
             stats.nodes++;
             if (bd < cur - 1e-12) moved = true;
             shift[i] = s;
@@ -195,7 +199,7 @@ Greedy greedy_from(const SlotProblem& p, const std::vector<int>* start, Clock::t
         // Out of time: the rest go to their first candidate (or warm shift) unsearched.
         if (start) shift[i] = (*start)[i];
         else if (Clock::now() > deadline) shift[i] = p.jobs[i].shifts.front();
-        else shift[i] = best_shift(p, st, i, -1, nullptr);
+        else shift[i] = best_shift(p, st, i, -1, nullptr, &deadline);
         st.apply(i, shift[i], +1);
     }
     local_search(p, st, shift, order, deadline, stats);
@@ -359,13 +363,16 @@ Bursts bursts_of(const SlotJob& j) {
 
 // Shifts of job i that put one of its bursts right after, or right before,
 // a burst of another job at its current shift.
+// Marked in a bitmap of the period, so the list never outgrows P however many
+// bursts the other jobs have over the hyperperiod; stops at `deadline`.
 std::vector<int> anchor_shifts(const SlotProblem& p, const std::vector<Bursts>& b, const std::vector<int>& shift,
-                               size_t i) {
+                               size_t i, Clock::time_point deadline) {
     const int P = p.jobs[i].period_slots, H = p.hyperperiod_slots;
-    std::vector<int> out;
-    auto add = [&](long tau) { out.push_back(static_cast<int>(((tau % P) + P) % P)); };
+    std::vector<char> mark(P, 0);
+    auto add = [&](long tau) { mark[((tau % P) + P) % P] = 1; };
     for (size_t k = 0; k < p.jobs.size(); ++k) {
         if (k == i) continue;
+        if ((k & 15) == 0 && Clock::now() > deadline) break;
         const int Pk = p.jobs[k].period_slots;
         for (int m = 0; m * Pk < H; ++m) {
             for (int e : b[k].ends)
@@ -374,8 +381,9 @@ std::vector<int> anchor_shifts(const SlotProblem& p, const std::vector<Bursts>& 
                 for (int e0 : b[i].ends) add(static_cast<long>(shift[k]) + s1 + m * Pk - e0);
         }
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    std::vector<int> out;
+    for (int t = 0; t < P; ++t)
+        if (mark[t]) out.push_back(t);
     return out;
 }
 
@@ -402,7 +410,7 @@ SlotSolution refine_with_anchors(const SlotProblem& p, const SlotSolution& start
             double cur = -st.apply(i, shift[i], -1);
             int best = shift[i];
             double bd = cur;
-            for (int s : anchor_shifts(p, b, shift, i)) {
+            for (int s : anchor_shifts(p, b, shift, i, deadline)) {
                 if ((++ss.nodes & 15) == 0 && Clock::now() > deadline) break;
                 double d = st.delta(i, s);
                 if (d < bd - 1e-12) {
