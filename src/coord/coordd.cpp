@@ -89,6 +89,7 @@ Coordd::~Coordd() {
     for (event* e : signal_evs_) event_free(e);
     if (tick_ev_) event_free(tick_ev_);
     if (slurm_ev_) event_free(slurm_ev_);
+    if (comment_ev_) event_free(comment_ev_);
     if (base_) event_base_free(base_);
 }
 
@@ -150,6 +151,7 @@ bool Coordd::start(std::string* err) {
     bool want = opts_.slurm == "yes" || (opts_.slurm == "auto" && SlurmLink::usable(opts_.slurm_conf, &why));
     if (want) {
         slurm_ev_ = event_new(base_, -1, 0, slurm_cb, this);
+        comment_ev_ = event_new(base_, -1, 0, comment_cb, this);
         slurm_ = std::make_unique<SlurmLink>(opts_.slurm_conf, 20.0, [this] { event_active(slurm_ev_, 0, 0); });
         slurm_->start();
         slurm_->request_load();
@@ -321,6 +323,7 @@ void Coordd::handle_job_event(wire::Connection& c, const Harmonics__JobEvent& e)
                       j.leaves.size());
             assign_owners();
             notify_leaves(j);
+            comment_soon();
         }
     } else if (e.state == HARMONICS__JOB_STATE__JOB_ENDED) {
         auto it = jobs_.find(e.job_id);
@@ -360,6 +363,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
             }
         }
     }
+    if (j.views.empty()) comment_soon();   // waiting -> free
     LeafView& v = j.views[leaf];
     v.period_s = lj.has_period_s ? lj.period_s : 0;
     v.uplink_load = lj.has_uplink_load ? lj.uplink_load : 0;
@@ -379,6 +383,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
             d.shift_s = s->shift_s;
             d.period_s = s->period_s;
             d.origin_s = s->origin_s;
+            if (!j.decision || !same_decision(*j.decision, d)) comment_soon();
             j.decision = d;
             j.decision_epoch = s->has_epoch ? s->epoch : 0;
         }
@@ -396,6 +401,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
             j.decision = d;
             j.decision_epoch = s->has_epoch ? s->epoch : 0;
             if (j.leaves.size() > 1) notify_leaves(j);
+            comment_soon();
         }
     } else if (registering && !j.decision && j.owner == owner && !owner.empty()) {
         // A non-owner kept the owner's decision through our restart.
@@ -406,6 +412,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
         d.origin_s = s->origin_s;
         j.decision = d;
         j.decision_epoch = s->has_epoch ? s->epoch : 0;
+        comment_soon();
     }
 }
 
@@ -596,10 +603,12 @@ void Coordd::on_tick() {
     double now = mono_s();
     // Ended jobs stay visible to harmonicsctl for a while, then go.
     for (auto it = jobs_.begin(); it != jobs_.end();) {
-        if (it->second.ended && now - it->second.ended_at > 300)
+        if (it->second.ended && now - it->second.ended_at > 300) {
+            if (slurm_) slurm_->forget(it->first);
             it = jobs_.erase(it);
-        else
+        } else {
             ++it;
+        }
     }
     write_summary();
     update_comments(now);
@@ -632,10 +641,29 @@ void Coordd::write_summary() {
     if (!state::write_summary(state_file_, s, &err)) HLOG_WARN("state file: %s", err.c_str());
 }
 
+// A job's state changed: its AdminComment follows within 50 ms, or as soon
+// as AdminCommentInterval allows, not at the next tick (a tick is an epoch:
+// the comment would lag harmonicsctl by up to an epoch plus the interval).
+void Coordd::comment_soon(double delay_s) {
+    if (!comment_ev_) return;
+    double due = mono_s() + delay_s;
+    if (comment_due_ > 0 && comment_due_ <= due) return;   // already sooner
+    comment_due_ = due;
+    timeval tv = to_tv(delay_s);
+    event_add(comment_ev_, &tv);
+}
+
+void Coordd::comment_cb(int, short, void* arg) {
+    auto* self = static_cast<Coordd*>(arg);
+    self->comment_due_ = 0;
+    self->update_comments(mono_s());
+}
+
 void Coordd::update_comments(double now) {
     if (!slurm_) return;
+    double next = 0;   // earliest time a held-back comment may go
     for (auto& [id, j] : jobs_) {
-        if (j.ended || now - j.comment_at < cfg_.admin_comment_interval_s) continue;
+        if (j.ended) continue;
         std::string leaves;
         for (const std::string& l : j.leaves) leaves += (leaves.empty() ? "" : ",") + l;
         char buf[512];
@@ -646,13 +674,39 @@ void Coordd::update_comments(double now) {
         else
             std::snprintf(buf, sizeof buf, "harmonics:leaves=%s state=%s", leaves.c_str(), job_state(j).c_str());
         if (buf == j.comment_sent) continue;
+        double due = j.comment_at + cfg_.admin_comment_interval_s;
+        if (now < due) {
+            if (next == 0 || due < next) next = due;
+            continue;
+        }
         j.comment_sent = buf;
         j.comment_at = now;
         slurm_->post_admin_comment(id, buf);
     }
+    if (next > 0) comment_soon(std::max(next - now, 0.05));
 }
 
-void Coordd::slurm_cb(int, short, void* arg) { static_cast<Coordd*>(arg)->on_slurm_loaded(); }
+void Coordd::slurm_cb(int, short, void* arg) {
+    Coordd* self = static_cast<Coordd*>(arg);
+    self->on_comment_results();
+    self->on_slurm_loaded();
+}
+
+// A comment counts as written only once Slurm took it: after a failure it is
+// posted again once AdminCommentInterval has passed (a decision that stays
+// the same would otherwise never reach Slurm).
+void Coordd::on_comment_results() {
+    std::vector<CommentResult> results;
+    slurm_->take_results(&results);
+    for (const CommentResult& r : results) {
+        if (r.ok || r.job_gone) continue;
+        auto it = jobs_.find(r.id);
+        if (it != jobs_.end() && it->second.comment_sent == r.text) {
+            it->second.comment_sent.clear();
+            comment_soon(std::max(cfg_.admin_comment_interval_s, 0.05));
+        }
+    }
+}
 
 void Coordd::on_slurm_loaded() {
     std::vector<SlurmJob> jobs;
@@ -685,6 +739,7 @@ void Coordd::on_slurm_loaded() {
     for (auto& [leaf, ids] : gone) send_assignment(leaf, false, {}, ids);
     HLOG_INFO("slurmctld reports %zu running jobs", jobs.size());
     assign_owners();
+    comment_soon();
     for (auto& [name, l] : leaves_) {
         std::vector<JobId> mine;
         for (auto& [id, j] : jobs_)

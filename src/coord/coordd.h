@@ -59,7 +59,7 @@ struct CoordJob {
     std::optional<JobDecision> decision;
     std::uint64_t decision_epoch = 0;
     std::map<std::string, LeafView> views;
-    std::string comment_sent;
+    std::string comment_sent;           // posted, and not known to have failed
     double comment_at = -1e9;
 };
 
@@ -109,7 +109,10 @@ private:
     void on_tick();
     void write_summary();
     void update_comments(double now);
+    void comment_soon(double delay_s = 0.05);
+    static void comment_cb(int, short, void* arg);
     void on_slurm_loaded();
+    void on_comment_results();
 
     static void tick_cb(int, short, void* arg);
     static void slurm_cb(int, short, void* arg);
@@ -126,6 +129,8 @@ private:
     event_base* base_ = nullptr;
     event* tick_ev_ = nullptr;
     event* slurm_ev_ = nullptr;
+    event* comment_ev_ = nullptr;
+    double comment_due_ = 0;            // when comment_ev_ fires; 0: not armed
     std::vector<event*> signal_evs_;
     wire::Counters counters_;
     std::unique_ptr<wire::Listener> tcp_;

@@ -60,6 +60,28 @@ void SlurmLink::request_load() {
     cv_.notify_all();
 }
 
+std::string kept_comment(const std::string& current) {
+    static const std::string ours = "harmonics:";
+    if (current.compare(0, ours.size(), ours) != 0) return current;
+    std::size_t sep = current.find("; ");
+    return sep == std::string::npos ? std::string() : current.substr(sep + 2);
+}
+
+std::string full_comment(const std::string& text, const std::string& kept) {
+    return kept.empty() ? text : text + "; " + kept;
+}
+
+void SlurmLink::forget(std::int64_t job) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (forgotten_.size() < 100000) forgotten_.push_back(job);
+}
+
+void SlurmLink::take_results(std::vector<CommentResult>* out) {
+    std::lock_guard<std::mutex> g(mu_);
+    out->swap(results_);
+    results_.clear();
+}
+
 void SlurmLink::post_admin_comment(std::int64_t job, const std::string& text) {
     {
         std::lock_guard<std::mutex> g(mu_);
@@ -77,6 +99,75 @@ bool SlurmLink::take_loaded(std::vector<SlurmJob>* jobs, std::string* err) {
     *err = load_err_;
     loaded_.clear();
     return true;
+}
+
+// Worker thread. At most one warning a minute, saying how many failures it
+// stands for: slurmctld being away must not flood the log.
+void SlurmLink::warn_failure(std::int64_t id, const std::string& why) {
+    double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    ++unwarned_;
+    if (now - last_warn_ < 60) {
+        HLOG_DEBUG("AdminComment of job %lld not updated: %s", (long long)id, why.c_str());
+        return;
+    }
+    HLOG_WARN("AdminComment of job %lld not updated: %s (%llu failed update(s) since the last warning; retried)",
+              (long long)id, why.c_str(), (unsigned long long)unwarned_);
+    last_warn_ = now;
+    unwarned_ = 0;
+}
+
+// Worker thread: one AdminComment update, its outcome queued for the loop.
+void SlurmLink::update(std::int64_t id, const std::string& text) {
+    CommentResult r;
+    r.id = id;
+    r.text = text;
+#ifdef HARMONICS_WITH_SLURM
+    auto gone = [](int e) { return e == ESLURM_INVALID_JOB_ID || e == ESLURM_ALREADY_DONE || e == ESLURM_JOB_FINISHED; };
+    auto k = kept_.find(id);
+    if (k == kept_.end()) {
+        // Read once what the comment said before coordd (e.g. the steering tag).
+        job_info_msg_t* msg = nullptr;
+        if (slurm_load_job(&msg, std::uint32_t(id), SHOW_DETAIL) == SLURM_SUCCESS) {
+            std::string current;
+            for (std::uint32_t i = 0; msg && i < msg->record_count; ++i)
+                if (std::int64_t(msg->job_array[i].job_id) == id && msg->job_array[i].admin_comment)
+                    current = msg->job_array[i].admin_comment;
+            slurm_free_job_info_msg(msg);
+            k = kept_.emplace(id, kept_comment(current)).first;
+        } else {
+            int e = slurm_get_errno();
+            r.job_gone = gone(e);
+            if (r.job_gone)
+                HLOG_DEBUG("job %lld: no AdminComment update, Slurm: %s", (long long)id, slurm_strerror(e));
+            else
+                warn_failure(id, std::string("slurm_load_job: ") + slurm_strerror(e));
+        }
+    }
+    if (k != kept_.end()) {
+        std::string full = full_comment(text, k->second);
+        job_desc_msg_t d;
+        slurm_init_job_desc_msg(&d);
+        d.job_id = std::uint32_t(id);
+        d.admin_comment = const_cast<char*>(full.c_str());
+        r.ok = slurm_update_job(&d) == SLURM_SUCCESS;
+        if (!r.ok) {
+            int e = slurm_get_errno();
+            r.job_gone = gone(e);
+            if (r.job_gone)
+                HLOG_DEBUG("job %lld: no AdminComment update, Slurm: %s", (long long)id, slurm_strerror(e));
+            else
+                warn_failure(id, std::string("slurm_update_job: ") + slurm_strerror(e));
+        }
+    }
+#else
+    r.job_gone = true;
+#endif
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        (r.ok ? updates_ : failed_)++;
+        if (results_.size() < 100000) results_.push_back(std::move(r));
+    }
+    wake_();
 }
 
 void SlurmLink::worker() {
@@ -117,25 +208,18 @@ void SlurmLink::worker() {
             lk.lock();
             continue;
         }
+        if (!forgotten_.empty()) {
+            for (std::int64_t id : forgotten_) kept_.erase(id);
+            forgotten_.clear();
+        }
         if (!pending_.empty() && Clock::now() >= next_update) {
             auto it = pending_.begin();
             std::int64_t id = it->first;
             std::string text = std::move(it->second);
             pending_.erase(it);
             lk.unlock();
-            bool ok = false;
-#ifdef HARMONICS_WITH_SLURM
-            job_desc_msg_t d;
-            slurm_init_job_desc_msg(&d);
-            d.job_id = std::uint32_t(id);
-            d.admin_comment = const_cast<char*>(text.c_str());
-            ok = slurm_update_job(&d) == SLURM_SUCCESS;
-            if (!ok)
-                HLOG_DEBUG("AdminComment of job %lld not updated: %s", (long long)id,
-                           slurm_strerror(slurm_get_errno()));
-#endif
+            update(id, text);
             lk.lock();
-            (ok ? updates_ : failed_)++;
             next_update = Clock::now() + gap;
             continue;
         }

@@ -2,7 +2,9 @@
 // start (slurm_load_jobs) and AdminComment updates (slurm_update_job). Every
 // libslurm call may block for seconds, so they all run on one worker thread;
 // results come back to the event loop through a callback the loop drains.
-// Updates are rate-limited so coordd never loads slurmctld.
+// Updates are rate-limited so coordd never loads slurmctld. Each update's
+// outcome goes back to the loop, which re-posts failed ones (a comment that
+// never reached Slurm must not count as written).
 #pragma once
 
 #include <condition_variable>
@@ -23,6 +25,21 @@ struct SlurmJob {
     std::string nodes;     // hostlist
 };
 
+struct CommentResult {
+    std::int64_t id = 0;
+    std::string text;      // as posted (without the kept part)
+    bool ok = false;
+    bool job_gone = false; // Slurm no longer knows the job or it is done: no retry
+};
+
+// What coordd keeps of a job's AdminComment from before coordd first wrote
+// it (the job_submit plugin's `harmonics-steer: ...` tag, an admin's note):
+// all of it, or, when it is coordd's own (`harmonics:...; KEPT`, e.g. after
+// a coordd restart), the KEPT part.
+std::string kept_comment(const std::string& current);
+// The AdminComment coordd writes: its text, then the kept part.
+std::string full_comment(const std::string& text, const std::string& kept);
+
 class SlurmLink {
 public:
     // `conf`: slurm.conf path ("" = libslurm's default). `max_updates_per_s`
@@ -35,8 +52,13 @@ public:
     void start();
     // Asks for the running jobs; the answer arrives in take_loaded().
     void request_load();
-    // Replaces any queued comment for the job.
+    // Replaces any queued comment for the job. The job's comment from before
+    // coordd (see kept_comment) is read once and stays at the end.
     void post_admin_comment(std::int64_t job, const std::string& text);
+    // The job is gone from coordd's table: drop what was kept for it.
+    void forget(std::int64_t job);
+    // On the loop: the outcomes of the updates done since the last call.
+    void take_results(std::vector<CommentResult>* out);
     // On the loop: the last load's result. False when none is ready.
     bool take_loaded(std::vector<SlurmJob>* jobs, std::string* err);
     std::uint64_t updates_done() const { return updates_; }
@@ -44,6 +66,8 @@ public:
 
 private:
     void worker();
+    void update(std::int64_t id, const std::string& text);
+    void warn_failure(std::int64_t id, const std::string& why);
     std::string conf_;
     double max_per_s_;
     std::function<void()> wake_;
@@ -55,6 +79,12 @@ private:
     std::vector<SlurmJob> loaded_;
     std::string load_err_;
     std::map<std::int64_t, std::string> pending_;
+    std::vector<CommentResult> results_;
+    std::vector<std::int64_t> forgotten_;
+    // Worker thread only: kept parts by job; failure warnings' rate limit.
+    std::map<std::int64_t, std::string> kept_;
+    double last_warn_ = -1e9;
+    std::uint64_t unwarned_ = 0;
     std::uint64_t updates_ = 0;
     std::uint64_t failed_ = 0;
     std::thread th_;

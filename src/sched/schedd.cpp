@@ -332,6 +332,16 @@ void Schedd::handle_report(wire::Connection& c, const Harmonics__ProfileReport& 
     }
     reports_.fetch_add(1, std::memory_order_relaxed);
     j.last_report_s = mono_s();
+    if (r.has_clock_offset_s && !j.clock_seen) {
+        // Schedules are absolute times: a hook whose clock is off ours by
+        // more than ClockTolerance opens its gates at the wrong moments.
+        j.clock_seen = true;
+        if (std::fabs(r.clock_offset_s) > cfg_.clock_tolerance_s)
+            HLOG_WARN("job %lld rank %d: clock %.3f ms off this schedd's, beyond ClockTolerance %.3f ms (check NTP/PTP)",
+                      (long long)r.job_id, r.rank, r.clock_offset_s * 1e3, cfg_.clock_tolerance_s * 1e3);
+        else
+            HLOG_DEBUG("job %lld rank %d: clock offset %.3f ms", (long long)r.job_id, r.rank, r.clock_offset_s * 1e3);
+    }
     if (!j.summary) {
         // Arrival: the job has a rhythm now; decide without waiting for the epoch.
         double fresh = std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s);

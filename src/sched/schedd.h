@@ -58,6 +58,7 @@ struct SchedJob {
     std::uint64_t decision_epoch = 0;
     std::set<std::uint64_t> hooks;           // connection ids
     double last_report_s = 0;                // monotonic
+    bool clock_seen = false;                 // a hook's clock offset was logged
     double uplink_load = 0;
 };
 

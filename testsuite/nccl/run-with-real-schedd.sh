@@ -68,4 +68,6 @@ grep -i "job 50[12]" "$T/schedd.log" | tail -8
 for j in 501 502; do
   grep -Eq "job $j arrived \(period (19[6-9]|20[0-4])\." "$T/schedd.log" || { echo "schedd did not learn job $j's period"; RC=1; }
 done
+# The hooks report their clock offset, measured at the hello (HelloAck.server_time_ns).
+grep -Eq "job 501 rank [0-9]+: clock (offset )?-?[0-9]+\.[0-9]+ ms" "$T/schedd.log" || { echo "schedd got no clock offset from job 501"; RC=1; }
 exit $RC

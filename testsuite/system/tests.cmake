@@ -131,3 +131,8 @@ foreach(_d schedd coordd cancel)
   set_tests_properties(e2e.drill-${_d} PROPERTIES TIMEOUT 400 SKIP_RETURN_CODE 77
     RESOURCE_LOCK "slurm_cluster;harmonics_daemons;nccl_timing")
 endforeach()
+# coordd's AdminComment against the fixture's real slurmctld, which it stops
+# and restarts (testsuite/system/daemons/daemons_slurm_comment.sh).
+add_test(daemons.slurm_comment ${_daemons}/daemons_slurm_comment.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+set_tests_properties(daemons.slurm_comment PROPERTIES FIXTURES_REQUIRED slurm_cluster
+  RESOURCE_LOCK "slurm_cluster;harmonics_daemons" TIMEOUT 240 SKIP_RETURN_CODE 77)

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 
 #include "wire/address.h"
 #include "wire/munge_auth.h"
@@ -77,7 +78,10 @@ int connect_one(int family, const sockaddr* sa, socklen_t len, int timeout_ms, s
 
 Client::~Client() { close(); }
 
-Client::Client(Client&& o) noexcept : fd_(o.fd_), unix_(o.unix_), dec_(std::move(o.dec_)) { o.fd_ = -1; }
+Client::Client(Client&& o) noexcept
+    : fd_(o.fd_), unix_(o.unix_), dec_(std::move(o.dec_)), has_offset_(o.has_offset_), offset_s_(o.offset_s_) {
+    o.fd_ = -1;
+}
 
 Client& Client::operator=(Client&& o) noexcept {
     if (this != &o) {
@@ -85,6 +89,8 @@ Client& Client::operator=(Client&& o) noexcept {
         fd_ = o.fd_;
         unix_ = o.unix_;
         dec_ = std::move(o.dec_);
+        has_offset_ = o.has_offset_;
+        offset_s_ = o.offset_s_;
         o.fd_ = -1;
     }
     return *this;
@@ -197,6 +203,14 @@ bool Client::recv(EnvelopePtr* env, int timeout_ms, std::string* err) {
     }
 }
 
+namespace {
+std::int64_t unix_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+}  // namespace
+
 bool Client::handshake(Harmonics__Role role, const std::string& name, const std::string& munge_socket,
                        int timeout_ms, std::string* err) {
     Harmonics__Hello hello = HARMONICS__HELLO__INIT;
@@ -207,7 +221,7 @@ bool Client::handshake(Harmonics__Role role, const std::string& name, const std:
     // On a Unix socket the server learns our uid from the kernel; still send a
     // credential when munged is reachable, it costs little.
     std::string merr;
-    if (munge_encode(munge_socket, "harmonics-hello", &cred, &merr)) {
+    if (munge_encode(munge_socket, kHelloPayload, &cred, &merr)) {
         hello.munge_cred = const_cast<char*>(cred.c_str());
     } else if (!unix_) {
         *err = merr;
@@ -216,6 +230,8 @@ bool Client::handshake(Harmonics__Role role, const std::string& name, const std:
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
     env.body_case = HARMONICS__ENVELOPE__BODY_HELLO;
     env.hello = &hello;
+    has_offset_ = false;
+    const std::int64_t sent_ns = unix_ns();
     if (!send(env, timeout_ms, err)) return false;
     EnvelopePtr reply;
     if (!recv(&reply, timeout_ms, err)) {
@@ -236,6 +252,12 @@ bool Client::handshake(Harmonics__Role role, const std::string& name, const std:
         *err = std::string("refused: ") + (reply->hello_ack->reason ? reply->hello_ack->reason : "");
         close();
         return false;
+    }
+    if (reply->hello_ack->has_server_time_ns) {
+        // The server read its clock about halfway through the round trip.
+        const std::int64_t mid_ns = sent_ns + (unix_ns() - sent_ns) / 2;
+        offset_s_ = double(std::int64_t(reply->hello_ack->server_time_ns) - mid_ns) * 1e-9;
+        has_offset_ = true;
     }
     return true;
 }

@@ -25,6 +25,8 @@ public:
     bool connect(const std::string& address, int timeout_ms, std::string* err);
     // Sends Hello (with a MUNGE credential on TCP, optional on a Unix socket)
     // and waits for HelloAck. False with *err = the server's reason on refusal.
+    // When the server sent its time, server_offset_s() is then its Unix clock
+    // minus ours at the round trip's midpoint (error: at most half the trip).
     bool handshake(Harmonics__Role role, const std::string& name, const std::string& munge_socket,
                    int timeout_ms, std::string* err);
     bool send(const Harmonics__Envelope& env, int timeout_ms, std::string* err);
@@ -38,11 +40,15 @@ public:
     bool is_unix() const { return unix_; }
     int fd() const { return fd_; }
     void set_max_frame(std::uint32_t m) { dec_ = FrameDecoder(m); }
+    bool has_server_offset() const { return has_offset_; }
+    double server_offset_s() const { return offset_s_; }
 
 private:
     int fd_ = -1;
     bool unix_ = false;
     FrameDecoder dec_;
+    bool has_offset_ = false;
+    double offset_s_ = 0;
 };
 
 }  // namespace harmonics::wire

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 
 #include "util/log.h"
 #include "wire/address.h"
@@ -246,6 +247,10 @@ void Connection::handle_hello(EnvelopePtr env) {
             refuse(err);
             return;
         }
+        if (id.payload != kHelloPayload) {
+            refuse("MUNGE credential is not a Hello (payload must be \"" + std::string(kHelloPayload) + "\")");
+            return;
+        }
         uid = id.uid;
     }
     uid_ = uid;
@@ -264,6 +269,11 @@ void Connection::handle_hello(EnvelopePtr env) {
     ack.has_uid = 1;
     ack.uid = uid;
     ack.server = const_cast<char*>(server_name_.c_str());
+    // Lets the client estimate its clock's offset from ours (ProfileReport.clock_offset_s).
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ack.has_server_time_ns = 1;
+    ack.server_time_ns = std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
     Harmonics__Envelope out = HARMONICS__ENVELOPE__INIT;
     out.body_case = HARMONICS__ENVELOPE__BODY_HELLO_ACK;
     out.hello_ack = &ack;
@@ -418,7 +428,7 @@ void Dialer::attempt() {
         return;
     }
     std::string cred;
-    if (!munge_encode(munge_socket_, "harmonics-hello", &cred, &err) && !a.is_unix) {
+    if (!munge_encode(munge_socket_, kHelloPayload, &cred, &err) && !a.is_unix) {
         HLOG_WARN("cannot authenticate to %s: %s", address_.c_str(), err.c_str());
         schedule_retry(err);
         return;

@@ -1,6 +1,7 @@
 // MUNGE credentials for the Hello frame. The client encodes a credential whose
-// payload is its role name; the server decodes it through its own munged and
-// learns the peer's uid/gid. munged refuses a replayed or expired credential,
+// payload is kHelloPayload; the server decodes it through its own munged,
+// learns the peer's uid/gid and refuses any other payload (a credential made
+// for another MUNGE service is not a Hello). munged refuses a replayed or expired credential,
 // so a captured Hello cannot be reused. `socket` empty = libmunge's default.
 #pragma once
 
@@ -8,6 +9,8 @@
 #include <string>
 
 namespace harmonics::wire {
+
+inline constexpr const char* kHelloPayload = "harmonics-hello";
 
 struct MungeIdentity {
     std::uint32_t uid = 0;

@@ -96,6 +96,10 @@ bool send_report(Plugin& p, Client& cl, const Comm& c, std::string* err) {
   rep.iterations = r.iterations;
   rep.has_iteration_start_s = 1;
   rep.iteration_start_s = to_s(r.iteration_start_ns);
+  if (cl.has_server_offset()) {  // measured at the hello; the field is ours minus the schedd's
+    rep.has_clock_offset_s = 1;
+    rep.clock_offset_s = -cl.server_offset_s();
+  }
   Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
   env.body_case = HARMONICS__ENVELOPE__BODY_PROFILE_REPORT;
   env.profile_report = &rep;

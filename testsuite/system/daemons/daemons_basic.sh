@@ -19,7 +19,7 @@ WAIT_S=10 wait_for leaves_connected 2 || fail "schedds did not register with coo
 # Hooks: rack1 sees 100 and the cross-leaf jobs, rack2 sees 200 and them too.
 # Phases of 0.4 GB in 40 ms every 200 ms: the two cross-leaf jobs collide on
 # the uplinks unless shifted apart.
-"$HX_CLIENT" hooks 127.0.0.1:$P1 --jobs 100 --ranks 2 --node n1 --duration 6 > "$T/h0.out" &
+"$HX_CLIENT" hooks 127.0.0.1:$P1 --jobs 100 --ranks 2 --node n1 --duration 6 --clock-skew 0.5 > "$T/h0.out" &
 H0=$!
 "$HX_CLIENT" hooks 127.0.0.1:$P1 --jobs 300,301 --ranks 2 --node n3 --nnodes 4 --duration 6 --history \
     "${CROSS_PHASE[@]}" > "$T/h1.out" &
@@ -40,6 +40,13 @@ done
 s300=$(grep "^JOB 300 " "$T/h1.out" | sed 's/.*shift=\([^ ]*\).*/\1/')
 s301=$(grep "^JOB 301 " "$T/h1.out" | sed 's/.*shift=\([^ ]*\).*/\1/')
 [ "$s300" != "$s301" ] || fail "colliding jobs 300 and 301 got the same shift $s300"
+
+# The hooks measure their clock against the schedd's at the hello (HelloAck's
+# server time): job 100's say they run 500 ms ahead and are warned about.
+grep -Eq 'warning: job 100 rank [01]: clock (49[0-9]|50[0-9])\.[0-9]+ ms off' "$T/schedd-rack1.log" ||
+    fail "no warning for job 100's skewed clock"
+grep -Eq 'job 300 rank [0-9]+: clock (offset )?-?[0-9]\.[0-9]+ ms' "$T/schedd-rack1.log" ||
+    fail "no clock offset (or one of 10 ms or more) from job 300's hooks on one host"
 
 ctl show jobs
 ctl show job 300 | grep -q 'Leaves=rack1,rack2' || fail "show job 300 lacks both leaves"

@@ -23,6 +23,9 @@ grep -q 'refused hook 127.0.0.1:[0-9]* (uid 65534.*belongs to uid 1000' "$T/sche
 
 out=$("$HX_CLIENT" badcred 127.0.0.1:$P1) || fail "forged credential accepted: $out"
 echo "$out" | grep -qi 'munge decode' || fail "forged credential refused for the wrong reason: $out"
+# A genuine credential made for another MUNGE service is no Hello.
+out=$("$HX_CLIENT" badpayload 127.0.0.1:$PC) || fail "credential with another payload accepted: $out"
+echo "$out" | grep -q 'REFUSED.*payload must be "harmonics-hello"' || fail "other payload refused for the wrong reason: $out"
 
 # A user claims a job coordd has not told the schedd about; coordd's word evicts it.
 "$HX_CLIENT" hooks 127.0.0.1:$P1 --jobs 401 --node n1 --duration 8 --as-uid 65534 > "$T/claim.out" &
@@ -38,5 +41,8 @@ out=$("$HX_CLIENT" notify "$T/coordd.sock" --jobs 402 --job-uid 65534 --nodes n1
     && fail "uid 65534 sent a job event"
 echo "$out" | grep -q 'REFUSED' || fail "notify refusal: $out"
 out=$("$HX_CLIENT" hello-ctl 127.0.0.1:$PC --as-uid 65534) || fail "read-only ctl refused: $out"
+# HelloAck carries the server's Unix time: on one host the offset is ~0.
+echo "$out" | awk '{ sub("offset_s=", "", $2); if ($2 == "none" || $2 > 0.05 || $2 < -0.05) exit 1 }' \
+    || fail "no or implausible server clock offset from the HelloAck: $out"
 grep -c 'refused' "$T/coordd.log" | grep -qv '^0$' || fail "coordd did not log refusals"
 echo PASS

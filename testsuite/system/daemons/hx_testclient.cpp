@@ -28,6 +28,7 @@ struct Opts {
     int ranks = 1, rank_base = 0, nnodes = 1, reports = 1000000, uid = -1, job_uid = 0;
     double period = 0.2, interval = 0.1, duration = 10, phase_off = 0.15, phase_dur = 0.04;
     double phase_bytes = 4e8;
+    double clock_skew = 0;   // added to the measured clock offset the hooks report
     bool until_scheduled = false, until_gated = false, print_first = false, history = false;
     Harmonics__Role role = HARMONICS__ROLE__ROLE_HOOK;
 };
@@ -111,6 +112,10 @@ int cmd_hooks(const Opts& o) {
                 r.period_s = o.period * (1 + 0.002 * (h->rank % 5));
                 r.n_phases = 1;
                 r.phases = phs;
+                if (h->c.has_server_offset()) {   // as the NCCL plugin: ours minus the server's
+                    r.has_clock_offset_s = 1;
+                    r.clock_offset_s = o.clock_skew - h->c.server_offset_s();
+                }
                 Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
                 env.body_case = HARMONICS__ENVELOPE__BODY_PROFILE_REPORT;
                 env.profile_report = &r;
@@ -280,7 +285,43 @@ int cmd_hello(const Opts& o, Harmonics__Role role) {
         std::printf("REFUSED %s\n", err.c_str());
         return 3;
     }
-    std::printf("ACCEPTED\n");
+    // The server's clock is ours here (one host): the offset is near zero.
+    if (c.has_server_offset())
+        std::printf("ACCEPTED offset_s=%.6f\n", c.server_offset_s());
+    else
+        std::printf("ACCEPTED offset_s=none\n");
+    return 0;
+}
+
+// A real credential from our munged, but made for another service: the
+// server must refuse it as a Hello.
+int cmd_badpayload(const Opts& o) {
+    Client c;
+    std::string err, cred;
+    if (!c.connect(o.addr, 2000, &err) || !munge_encode(o.munge, "slurm", &cred, &err)) {
+        std::printf("setup failed: %s\n", err.c_str());
+        return 3;
+    }
+    Harmonics__Hello h = HARMONICS__HELLO__INIT;
+    h.proto_version = kProtoVersion;
+    h.role = HARMONICS__ROLE__ROLE_CTL;
+    h.munge_cred = const_cast<char*>(cred.c_str());
+    Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
+    env.body_case = HARMONICS__ENVELOPE__BODY_HELLO;
+    env.hello = &h;
+    EnvelopePtr r;
+    if (!c.send(env, 2000, &err) || !c.recv(&r, 2000, &err)) {
+        std::printf("REFUSED (closed: %s)\n", err.c_str());
+        return 0;
+    }
+    if (r->body_case == HARMONICS__ENVELOPE__BODY_HELLO_ACK && r->hello_ack->ok) {
+        std::printf("ACCEPTED\n");
+        return 1;
+    }
+    const char* why = r->body_case == HARMONICS__ENVELOPE__BODY_HELLO_ACK ? r->hello_ack->reason
+                      : r->body_case == HARMONICS__ENVELOPE__BODY_ERROR  ? r->error->reason
+                                                                          : nullptr;
+    std::printf("REFUSED %s\n", why ? why : "");
     return 0;
 }
 
@@ -288,7 +329,7 @@ int cmd_hello(const Opts& o, Harmonics__Role role) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: hx_testclient hooks|notify|badframes|badcred|hello-schedd|hello-ctl ADDR [options]\n");
+        std::fprintf(stderr, "usage: hx_testclient hooks|notify|badframes|badcred|badpayload|hello-schedd|hello-ctl ADDR [options]\n");
         return 2;
     }
     std::string cmd = argv[1];
@@ -306,7 +347,7 @@ int main(int argc, char** argv) {
         {"state", required_argument, nullptr, 's'},     {"phase-bytes", required_argument, nullptr, 'B'},
         {"phase-dur", required_argument, nullptr, 'D'}, {"role", required_argument, nullptr, 'o'},
         {"print-first", no_argument, nullptr, 'F'},  {"history", no_argument, nullptr, 'H'},
-        {"phase-off", required_argument, nullptr, 'P'},
+        {"phase-off", required_argument, nullptr, 'P'},  {"clock-skew", required_argument, nullptr, 'K'},
         {nullptr, 0, nullptr, 0}};
     int ch;
     optind = 3;
@@ -328,6 +369,7 @@ int main(int argc, char** argv) {
         case 'l': o.nodes = optarg; break;
         case 's': o.state = optarg; break;
         case 'B': o.phase_bytes = std::atof(optarg); break;
+        case 'K': o.clock_skew = std::atof(optarg); break;
         case 'D': o.phase_dur = std::atof(optarg); break;
         case 'P': o.phase_off = std::atof(optarg); break;
         case 'F': o.print_first = true; break;
@@ -345,6 +387,7 @@ int main(int argc, char** argv) {
     if (cmd == "notify") return cmd_notify(o);
     if (cmd == "badframes") return cmd_badframes(o);
     if (cmd == "badcred") return cmd_badcred(o);
+    if (cmd == "badpayload") return cmd_badpayload(o);
     if (cmd == "hello-schedd") return cmd_hello(o, HARMONICS__ROLE__ROLE_SCHEDD);
     if (cmd == "hello-ctl") return cmd_hello(o, HARMONICS__ROLE__ROLE_CTL);
     std::fprintf(stderr, "unknown command %s\n", cmd.c_str());
