@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "policy/brute_force.h"
@@ -480,4 +481,45 @@ TEST(SlotGrid, HarmonicPeriodsUnderATryCapStayValid) {
     }
     EXPECT_GT(placed, 0);
     EXPECT_LE(h, cap);
+}
+
+TEST(LocalScheduler, IdenticalJobsKeepTheirPlanWhileMeasuredPeriodsJitter) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    // Three identical bert-large-like jobs (1.80 s, 0.5 s at the full uplink),
+    // re-decided every epoch while the hooks' measured periods jitter by
+    // +-2%: the plan is still valid and nothing better by the change
+    // threshold exists, so no job may be moved.
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 1.80, 0.5, links, 1.0));
+    LocalScheduler ls(PolicyOptions{});
+    LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    pb.now_s = 100;
+    LeafResult first = ls.decide(topo, pb);
+    ASSERT_EQ(first.jobs.size(), 3u);
+    for (const auto& [id, d] : first.jobs) ASSERT_TRUE(d.gated) << id;
+
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> jitter(-0.02, 0.02);
+    std::map<JobId, JobDecision> previous = first.jobs;
+    for (int epoch = 1; epoch <= 10; ++epoch) {
+        LeafProblem noisy = pb;
+        noisy.now_s = 100 + epoch;
+        for (JobProfile& j : noisy.jobs) {
+            j.measured_period_s = 1.80 * (1 + jitter(rng));
+            j.isolated_period_s = 0;
+        }
+        noisy.previous = previous;
+        LeafResult again = ls.decide(topo, noisy);
+        EXPECT_FALSE(again.changed) << "epoch " << epoch;
+        for (const auto& [id, d] : first.jobs) {
+            const JobDecision& now = again.jobs.at(id);
+            EXPECT_TRUE(same_schedule(now, d)) << "epoch " << epoch << " job " << id << ": " << (now.gated ? "gated" : "free")
+                                               << " period " << now.period_s << " shift " << now.shift_s
+                                               << " origin " << now.origin_s << ", was period " << d.period_s
+                                               << " shift " << d.shift_s << " origin " << d.origin_s;
+        }
+        previous = again.jobs;
+    }
 }

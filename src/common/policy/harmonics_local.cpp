@@ -183,9 +183,13 @@ public:
             with_prev[i] = fixed[i];
             auto p = pb_.previous.find(j.id);
             if (fixed[i] == 0 && p != pb_.previous.end()) {
+                // Last epoch's period stays while the measured T is within
+                // keep_tolerance of it: hooks' periods jitter by more than the
+                // guard, and re-planning on every wobble moves running jobs.
                 int per = decision_period(p->second, opts_.slot_s);
                 double ps = per * opts_.slot_s;
-                if (per > 0 && ps >= T[i] * factor[i] - 1e-12 && ps <= target[i] * (1 + tune_.max_stretch) + 1e-12)
+                if (per > 0 && ps >= T[i] * factor[i] * (1 - tune_.keep_tolerance) - 1e-12 &&
+                    ps <= target[i] * (1 + tune_.max_stretch) + 1e-12)
                     with_prev[i] = per;
             }
         }

@@ -37,7 +37,7 @@ struct LeafResult {
 // evaluation uses.
 struct LocalTuning {
     double max_stretch = 0.05;        // a harmonic period may exceed T_j by at most this fraction
-    double keep_tolerance = 0.03;     // (optimal.cpp reads it: period noise it re-plans no sooner than)
+    double keep_tolerance = 0.03;     // measured-period noise kept plans ride out (here and in optimal.cpp)
     double guard = 0.01;              // periods get this much slack over T_j: a gate missed by a hair
                                       // costs a whole period, and measured periods jitter
     int max_shifts = 32;              // candidate shifts per job and period (grid, and as many
