@@ -284,8 +284,9 @@ report() {
       for (i = 1; i <= n; ++i) {
         j = ids[i]
         d1 = pct(oit[j], sit_off[j]); d2 = pct(nit[j], sit_on[j])
-        if (d1 < 0 ? -d1 : d1 > maxd) maxd = d1 < 0 ? -d1 : d1
-        if ((d2 < 0 ? -d2 : d2) > maxd) maxd = d2 < 0 ? -d2 : d2
+        a1 = d1 < 0 ? -d1 : d1; a2 = d2 < 0 ? -d2 : d2
+        if (a1 > maxd) maxd = a1
+        if (a2 > maxd) maxd = a2
         printf "%-4s %-11s %-9s | %7.1f %7.1f %+6.1f%%   | %7.1f %7.1f %+6.1f%%   | %7.1f %7.1f %+5.1f%% %+5.1f%%\n", \
           j, model[j], place[j], oit[j], nit[j], pct(nit[j], oit[j]), ocm[j], ncm[j], pct(ncm[j], ocm[j]), \
           sit_off[j], sit_on[j], d1, d2

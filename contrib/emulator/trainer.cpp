@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,8 +46,14 @@ const char* env_or(const char* k, const char* dflt) {
     return v && *v ? v : dflt;
 }
 
+// NCCL's logger as the plugin sees it: lines go to the job's output file.
 void plugin_logger(int, unsigned long, const char*, int, const char* fmt, ...) {
-    (void)fmt;  // the plugin logs through NCCL's logger; the trainer keeps quiet
+    va_list ap;
+    va_start(ap, fmt);
+    std::fputs("[nccl] ", stderr);
+    std::vfprintf(stderr, fmt, ap);
+    std::fputc('\n', stderr);
+    va_end(ap);
 }
 
 // Loads the profiler the way NCCL 2.28 does: NCCL_PROFILER_PLUGIN is a path

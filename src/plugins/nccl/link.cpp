@@ -117,7 +117,9 @@ bool apply_schedule(Plugin& p, const Harmonics__Schedule& m, std::string* err) {
     const uint64_t period = m.has_period_s ? to_ns(m.period_s) : 0;
     const uint64_t origin = m.has_origin_s ? to_ns(m.origin_s) : 0;
     const uint64_t shift = m.has_shift_s ? to_ns(m.shift_s) : 0;
-    if (period < 100000ull || period > 600000000000ull || origin == 0)
+    // Origin 0 is valid: a harmonic plan's slots count from Unix time 0, so
+    // every leaf and every job share one grid. A missing origin is not.
+    if (period < 100000ull || period > 600000000000ull || !m.has_origin_s)
       return *err = "schedule with period " + std::to_string(m.period_s) + " s / origin " +
                     std::to_string(m.origin_s) + " s out of range",
              false;
