@@ -10,28 +10,8 @@ set -u
 MODE=$1
 shift
 SCHEDD=${SCRIPTED_SCHEDD:-$(dirname "$1")/scripted-schedd}
-T=$(mktemp -d "${TMPDIR:-/tmp}/harmonics-nccl.XXXXXX") || exit 1
-MUNGED_PID= SCHEDD_PID=
-cleanup() {
-  [ -n "$SCHEDD_PID" ] && kill "$SCHEDD_PID" 2>/dev/null
-  [ -n "$MUNGED_PID" ] && kill "$MUNGED_PID" 2>/dev/null
-  wait 2>/dev/null
-  rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-
-wait_for() {  # wait_for FILE: up to 10 s
-  i=0
-  while [ ! -e "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  [ -e "$1" ]
-}
-
-chmod 700 "$T"
-head -c 1024 /dev/urandom > "$T/munge.key" && chmod 400 "$T/munge.key"
-munged -f -F --socket="$T/munge.sock" --key-file="$T/munge.key" --pid-file="$T/munged.pid" \
-  --log-file="$T/munged.log" --seed-file="$T/munged.seed" 2>"$T/munged.err" &
-MUNGED_PID=$!
-wait_for "$T/munge.sock" || { echo "munged did not start:"; cat "$T/munged.err"; exit 1; }
+T_PREFIX=harmonics-nccl
+. "$(dirname "$0")/private-munged.sh"
 
 export HARMONICS_MUNGE_SOCKET="$T/munge.sock"
 if [ "$MODE" = none ]; then
