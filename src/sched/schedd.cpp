@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "config/policy_options.h"
 #include "job_profile.h"
 #include "topology/hostlist.h"
 #include "util/log.h"
@@ -113,11 +114,7 @@ bool Schedd::load_config(HarmonicsConfig* cfg, Topology* topo, SwitchId* leaf, s
 void Schedd::apply_config(HarmonicsConfig cfg, Topology topo) {
     cfg_ = std::move(cfg);
     topo_ = std::move(topo);
-    PolicyOptions po;
-    po.slot_s = cfg_.slot_s;
-    po.change_threshold = cfg_.change_threshold;
-    po.local_budget_s = cfg_.local_budget_s;
-    po.seed = cfg_.seed;
+    const PolicyOptions po = policy_options(cfg_);
     LocalTuning tune;
     tune.max_stretch = std::max(0.0, cfg_.max_stretch - 1.0);
     local_ = std::make_unique<LocalScheduler>(po, tune);

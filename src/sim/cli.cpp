@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "config/harmonics_conf.h"
+#include "config/policy_options.h"
 #include "model/model_library.h"
 #include "policy/policy.h"
 #include "sim/generator.h"
@@ -196,14 +197,11 @@ Scenario build_scenario(const CliOptions& o, HarmonicsConfig& cfg) {
 }
 
 PolicyOptions policy_options(const HarmonicsConfig& cfg, const CliOptions& o) {
-    PolicyOptions p;
+    PolicyOptions p = harmonics::policy_options(cfg);
     // Without a harmonics.conf this is a demo or an experiment: keep the
     // optimal policy's solver to 1 s per decision so a comparison stays quick.
     p.time_limit_s = o.time_limit_s > 0 ? o.time_limit_s : o.config.empty() ? 1.0 : cfg.solver_time_limit_s;
-    p.slot_s = cfg.slot_s;
-    p.change_threshold = cfg.change_threshold;
-    p.local_budget_s = cfg.local_budget_s;
-    p.seed = o.config.empty() ? o.seed : cfg.seed;
+    if (o.config.empty()) p.seed = o.seed;
     return p;
 }
 
