@@ -363,8 +363,12 @@ int scenario_schedd(const std::string& mode) {
   uint64_t worst = 0;
   const uint64_t start = host_ns();
   const uint64_t run_until = start + (mode == "ok" ? 800 : 2500) * kMs;
-  std::vector<std::pair<uint64_t, uint64_t>> holds;  // (call time, held)
+  struct Hold {
+    uint64_t at, held, seq;  // call time, wall time the call took, collective
+  };
+  std::vector<Hold> holds;
   std::vector<uint64_t> gated_seqs;                   // first collective of each burst
+  std::vector<uint64_t> late_seqs;                    // die: first of each burst after the timeout
   while (host_ns() < run_until) {
     sleep_ns((7 + seq % 5) * kMs);  // jittery compute phase
     const uint64_t before = host_ns();
@@ -374,7 +378,7 @@ int scenario_schedd(const std::string& mode) {
     q->bytes = (1 << 10) * 4;
     played.push_back(p);
     played.push_back(q);
-    holds.emplace_back(before, p->blocked_ns);
+    holds.push_back(Hold{before, p->blocked_ns, p->seq});
     CHECK(q->blocked_ns < 1 * kMs, "second collective of a burst blocked %" PRIu64 " ns", q->blocked_ns);
     if (mode == "ok") {
       const uint64_t rel = expected_release(s, before, tol);
@@ -406,22 +410,44 @@ int scenario_schedd(const std::string& mode) {
   }
   if (mode == "die") {
     // schedd dies 300 ms after sending; HARMONICS_SCHEDD_TIMEOUT_MS=500; margin 300 ms.
-    size_t late = 0, held_early = 0;
-    for (const auto& h : holds) {
-      if (h.first > start + 1100 * kMs) {
-        ++late;
-        CHECK(h.second < 1 * kMs, "still held %" PRIu64 " ns %.0f ms after schedd died", h.second,
-              double(h.first - start) / 1e6 - 300);
-      } else if (h.second > 1 * kMs) {
+    // "Held" after the timeout is judged by the gate's own record (gated_ns
+    // in the trace, checked after finalize): the wall time of one call also
+    // counts preemption, which on a loaded 2-core node under TSAN reaches
+    // milliseconds now and then. Wall time must still be short for 9 in 10.
+    size_t held_early = 0;
+    std::vector<uint64_t> late_wall;
+    for (const Hold& h : holds) {
+      if (h.at > start + 1100 * kMs) {
+        late_wall.push_back(h.held);
+        late_seqs.push_back(h.seq);
+      } else if (h.held > 1 * kMs) {
         ++held_early;
       }
     }
-    CHECK(late >= 20, "only %zu collectives after the timeout", late);
+    CHECK(late_wall.size() >= 20, "only %zu collectives after the timeout", late_wall.size());
     CHECK(held_early >= 1, "the schedule was never applied before schedd died");
+    if (!late_wall.empty()) {
+      std::sort(late_wall.begin(), late_wall.end());
+      const uint64_t p90 = late_wall[late_wall.size() * 9 / 10];
+      CHECK(p90 < 1 * kMs, "p90 call time %" PRIu64 " ns after schedd died", p90);
+    }
   }
   c.finalize();
   // Measuring never stopped: every collective is in the trace.
   check_trace(played, 500000, mode != "ok" && mode != "die");
+  if (mode == "die") {
+    std::string err;
+    std::map<uint64_t, uint64_t> gated_by_seq;
+    for (const TraceRec& r : read_trace(trace_path(), &err)) gated_by_seq[r.seq] = r.gated_ns;
+    size_t found = 0;
+    for (uint64_t q : late_seqs) {
+      auto it = gated_by_seq.find(q);
+      if (it == gated_by_seq.end()) continue;
+      ++found;
+      CHECK(it->second == 0, "collective %" PRIu64 " gated %" PRIu64 " ns after schedd died", q, it->second);
+    }
+    CHECK(found == late_seqs.size(), "only %zu of %zu late collectives traced", found, late_seqs.size());
+  }
   if (mode == "ok") {
     std::string err;
     size_t gated = 0;
