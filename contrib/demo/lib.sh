@@ -7,6 +7,7 @@ FABRIC=$BUILD/contrib/emulator/harmonics-fabric
 TRAINER=$BUILD/contrib/emulator/harmonics-trainer
 PLUGIN=$BUILD/src/plugins/nccl/.libs/libnccl-profiler-harmonics.so
 SCHEDD=${DEMO_SCHEDD:-$BUILD/src/sched/harmonics-schedd}  # DEMO_SCHEDD: try another build of the daemon
+# DEMO_SCHEDD_FLAGS: extra options for every schedd (e.g. -v: log each epoch's plans)
 COORDD=$BUILD/src/coord/harmonics-coordd
 HCTL=$BUILD/src/coord/harmonicsctl
 JOB_SUBMIT_SO=$BUILD/src/plugins/job_submit/harmonics/.libs/job_submit_harmonics.so
@@ -129,7 +130,7 @@ start_fabric() {
 }
 
 start_schedd() {  # start_schedd R: the schedd of leaf rackR (SCHEDD_PIDS[R-1])
-  "$SCHEDD" -f "$ETC/testbed.conf" --leaf "rack$1" --log "$WORK/log/schedd-rack$1.log" \
+  "$SCHEDD" -f "$ETC/testbed.conf" --leaf "rack$1" --log "$WORK/log/schedd-rack$1.log" ${DEMO_SCHEDD_FLAGS:-} \
     >> "$WORK/log/schedd-rack$1.log" 2>&1 &
   SCHEDD_PIDS[$(($1 - 1))]=$!
 }

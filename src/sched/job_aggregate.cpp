@@ -21,7 +21,8 @@ bool JobAggregate::add(int rank, RankSample s) {
               s.phases.size() <= kMaxPhases && (ranks_.count(rank) || ranks_.size() < max_ranks_);
     for (const PhaseSample& p : s.phases)
         ok = ok && std::isfinite(p.start_offset_s) && std::isfinite(p.duration_s) && std::isfinite(p.bytes) &&
-             p.start_offset_s >= 0 && p.duration_s >= 0 && p.bytes >= 0;
+             p.start_offset_s >= 0 && p.duration_s >= 0 && p.bytes >= 0 &&
+             std::isfinite(p.held_s) && p.held_s >= 0;
     if (!ok) {
         rejected_++;
         return false;
@@ -49,16 +50,18 @@ std::optional<JobSummary> JobAggregate::summarize(double now_s, double fresh_s) 
     out.ranks = int(fresh.size());
     for (std::size_t k = 0; k < nph; ++k) {
         PhaseSample p;
-        std::vector<double> off, dur, by;
+        std::vector<double> off, dur, by, held;
         for (auto* s : fresh)
             if (s->phases.size() == nph) {
                 off.push_back(s->phases[k].start_offset_s);
                 dur.push_back(s->phases[k].duration_s);
                 by.push_back(s->phases[k].bytes);
+                held.push_back(s->phases[k].held_s);
             }
         p.start_offset_s = median(off);
         p.duration_s = median(dur);
         p.bytes = median(by);
+        p.held_s = median(held);
         out.phases.push_back(p);
     }
     if (smoothed_period_ > 0 && std::fabs(period - smoothed_period_) <= 0.2 * smoothed_period_)

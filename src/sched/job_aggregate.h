@@ -15,6 +15,7 @@ struct PhaseSample {
     double start_offset_s = 0;
     double duration_s = 0;
     double bytes = 0;
+    double held_s = 0;           // the gate held the phase's start this long
 };
 
 struct RankSample {

@@ -321,7 +321,8 @@ void Schedd::handle_report(wire::Connection& c, const Harmonics__ProfileReport& 
     s.received_s = mono_s();
     for (std::size_t k = 0; k < r.n_phases && k <= JobAggregate::kMaxPhases; ++k) {
         const Harmonics__PhaseReport* p = r.phases[k];
-        s.phases.push_back({p->start_offset_s, p->duration_s, p->has_bytes ? double(p->bytes) : 0.0});
+        s.phases.push_back({p->start_offset_s, p->duration_s, p->has_bytes ? double(p->bytes) : 0.0,
+                            p->has_held_s ? p->held_s : 0.0});
     }
     if (!j.agg.add(r.rank, std::move(s))) {
         HLOG_DEBUG("job %lld rank %d: unusable report dropped", (long long)r.job_id, r.rank);
@@ -455,8 +456,13 @@ void Schedd::decide(EpochReason why) {
         if (j.decision && owns(j)) pb.previous[id] = *j.decision;
         pb.jobs.push_back(std::move(p));
     }
+    for (const JobProfile& p : pb.jobs)
+        HLOG_DEBUG("epoch %llu: job %lld measured period %.4f s, isolated %.4f s, compute %.4f s, %zu phases%s",
+                   (unsigned long long)epoch_, (long long)p.id, p.measured_period_s, p.isolated_period_s, p.compute_s,
+                   p.phases.size(), pb.fixed.count(p.id) ? " (fixed by its owner)" : "");
     LeafResult res;
     if (cfg_.policy != "fair" && !pb.jobs.empty()) res = local_->decide(topo_, pb);
+    if (!res.explain.empty()) HLOG_DEBUG("epoch %llu: %s", (unsigned long long)epoch_, res.explain.c_str());
     decisions_++;
     last_predicted_cost_ = res.predicted_cost;
     last_decide_wall_s_ = res.wall_s;
@@ -473,9 +479,12 @@ void Schedd::decide(EpochReason why) {
         if (!j.decision || !same_decision(*j.decision, d)) {
             j.decision = d;
             j.decision_epoch = owns(j) ? epoch_ : j.fixed_epoch;
-            HLOG_DEBUG("job %lld: %s shift %.4f period %.4f (epoch %llu, %s)", (long long)id,
-                       d.gated ? "gated" : "free", d.shift_s, d.period_s, (unsigned long long)j.decision_epoch,
-                       why == EpochReason::Epoch ? "epoch" : "arrival/departure");
+            // A change of schedule is news an admin may need to explain: say
+            // what the leaf predicted for each way of running its jobs.
+            HLOG_INFO("job %lld: %s shift %.4f period %.4f (epoch %llu, %s, %s; %s)", (long long)id,
+                      d.gated ? "gated" : "free", d.shift_s, d.period_s, (unsigned long long)j.decision_epoch,
+                      why == EpochReason::Epoch ? "epoch" : "arrival/departure", owns(j) ? "decided here" : "owner's",
+                      owns(j) ? res.explain.c_str() : "-");
         }
         push_schedule(j, now);
     }

@@ -127,3 +127,39 @@ TEST(NcclRhythm, NoPatternNoEstimate) {
   few.flush(200 * kMs);
   EXPECT_FALSE(few.estimate().valid);  // two bursts are not a rhythm yet
 }
+
+TEST(NcclRhythm, GateHoldOfEachBurstIsReportedPerPhase) {
+  // Gated on a 100 ms period: every iteration's first collective was held
+  // 12 ms (odd ones 14 ms), the others not at all.
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * kMs;
+  for (int i = 0; i < 20; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      CollSample c{t + uint64_t(k) * 5 * kMs, t + uint64_t(k) * 5 * kMs + 4 * kMs, 1 << 20};
+      c.held_ns = k == 0 ? (i % 2 ? 14 : 12) * kMs : 0;
+      e.add(c);
+    }
+    t += 100 * kMs;
+  }
+  e.flush(t + 10 * kMs);
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  ASSERT_EQ(r.phases.size(), 1u);
+  EXPECT_GE(r.phases[0].held_ns, 12 * kMs);
+  EXPECT_LE(r.phases[0].held_ns, 14 * kMs);
+}
+
+TEST(NcclRhythm, FollowsAChangeOfPeriodWithinAFewIterations) {
+  // Running free under contention (230 ms), then gated alone (177 ms): the
+  // schedd must hear the new rhythm a few iterations later, not after the
+  // old one has left a long window.
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * kMs;
+  for (int i = 0; i < 40; ++i, t += 230 * kMs) e.add(CollSample{t, t + 90 * kMs, 1 << 20});
+  for (int i = 0; i < 10; ++i, t += 177 * kMs) e.add(CollSample{t, t + 54 * kMs, 1 << 20});
+  e.flush(t + 10 * kMs);
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  EXPECT_NEAR(double(r.period_ns), 177e6, 1e6);
+  EXPECT_NEAR(double(r.phases[0].duration_ns), 54e6, 1e6);
+}

@@ -126,3 +126,34 @@ TEST(JobProfile, IsolatedPhaseFromBytesWhenMeasuredUnderContention) {
     sum.phases[0] = {0.1, 0.01, 1000};
     EXPECT_NEAR(build_profile(t, 9, {"n1", "n5"}, {}, sum).phases[0].alone_s, 1000 / 12.5e9, 1e-12);
 }
+
+TEST(JobProfile, GateHoldsAreNotPartOfTheJobsRhythm) {
+    Topology t = Topology::make_two_level(2, 4, 12.5e9, 4.0);
+    JobSummary sum;
+    // Gated on a 0.25 s period: 80 ms alone on the uplink, held 50 ms before
+    // each phase. The job itself needs 0.2 s per iteration.
+    sum.period_s = 0.25;
+    sum.phases.push_back({0.0, 0.08, 1e9, 0.05});
+    JobProfile p = build_profile(t, 9, {"n1", "n5"}, {}, sum);
+    EXPECT_NEAR(p.compute_s, 0.12, 1e-9);
+    EXPECT_NEAR(p.isolated_period_s, 0.2, 1e-9);
+    EXPECT_NEAR(p.measured_period_s, 0.25, 1e-12);
+}
+
+TEST(JobAggregate, HeldIsTheMedianOverRanksAndMustBeSane) {
+    JobAggregate a;
+    for (int r = 0; r < 3; ++r) {
+        RankSample s;
+        s.period_s = 0.25;
+        s.phases.push_back({0.0, 0.08, 1e9, 0.01 * (r + 1)});
+        s.received_s = 1.0;
+        ASSERT_TRUE(a.add(r, s));
+    }
+    auto sum = a.summarize(1.0, 5.0);
+    ASSERT_TRUE(sum);
+    EXPECT_NEAR(sum->phases[0].held_s, 0.02, 1e-12);
+    RankSample bad;
+    bad.period_s = 0.25;
+    bad.phases.push_back({0.0, 0.08, 1e9, -0.01});
+    EXPECT_FALSE(a.add(7, bad));
+}

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 namespace harmonics {
 
@@ -521,23 +522,44 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     const Searched* won = nullptr;
     double best = free_score;
     res.predicted_cost = plans.all_free_cost;
+    char line[160];
+    std::snprintf(line, sizeof line, "free %.4f%s", plans.all_free_cost, was_free ? " (kept)" : "");
+    res.explain = line;
+    std::string verdicts[2];
     if (!calm) {
+        int k = 0;
         for (const auto& [b, s] : {std::pair<const Built*, const Searched*>{&plans.harmonic, &h}, {&plans.drift, &d}}) {
-            if (!s->open) continue;
-            if (s->sol.cost - stretch_only(b->sp) > tuning_.max_gated_residual &&
-                !delays_fit_slack(b->sp, s->sol.shift, tuning_.slack_margin))
+            std::string& v = verdicts[k++];
+            if (!s->open) {
+                v = "not searched";
                 continue;
+            }
+            std::snprintf(line, sizeof line, "%.4f (stretch %.4f%s)", s->sol.cost, stretch_only(b->sp),
+                          s->kept ? ", kept" : "");
+            v = line;
+            if (s->sol.cost - stretch_only(b->sp) > tuning_.max_gated_residual &&
+                !delays_fit_slack(b->sp, s->sol.shift, tuning_.slack_margin)) {
+                v += " rejected: collisions exceed the slack";
+                continue;
+            }
             double score = s->sol.cost - (s->kept ? thr : 0);
             if (score < best - 1e-12) {
                 best = score;
                 chosen = b;
                 won = s;
                 res.predicted_cost = s->sol.cost;
+            } else {
+                v += " no better";
             }
         }
+        if (chosen == &plans.harmonic && won == &h) verdicts[0] += " chosen";
+        if (chosen == &plans.drift && won == &d) verdicts[1] += " chosen";
+        res.explain += "; harmonic " + verdicts[0] + "; drift " + verdicts[1];
     } else {
         res.optimal = true;
+        res.explain += "; no collision possible";
     }
+    if (!chosen) res.explain += "; all free";
     if (won) res.optimal = won->sol.optimal;
     if (chosen) {
         const Built& b = *chosen;

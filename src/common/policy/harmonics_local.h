@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "policy/policy.h"
@@ -31,6 +32,10 @@ struct LeafResult {
     bool optimal = false;                     // the search proved its shifts optimal
     int free_jobs = 0;                        // owned jobs left ungated (no contention, or no common period)
     std::int64_t search_nodes = 0;
+    // Why: each plan's predicted cost and the verdict on it, one line for
+    // the daemon's log (e.g. "free 0.231; harmonic 0.050 (stretch 0.010,
+    // kept) chosen; drift not searched").
+    std::string explain;
 };
 
 // Knobs of the local scheduler beyond PolicyOptions, with the defaults the

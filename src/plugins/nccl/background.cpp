@@ -85,6 +85,7 @@ void drain_main(Plugin* pp) {
         s.start_ns = c.gpu_start_ns ? c.gpu_start_ns : c.enqueue_ns + c.gated_ns;
         s.end_ns = c.gpu_end_ns ? c.gpu_end_ns : s.start_ns;
         s.bytes = c.bytes;
+        s.held_ns = c.gated_ns;
         est.add(s);
         ++n;
       }

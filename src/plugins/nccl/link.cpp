@@ -79,6 +79,8 @@ bool send_report(Plugin& p, Client& cl, const Comm& c, std::string* err) {
     ph.duration_s = to_s(r.phases[i].duration_ns);
     ph.has_bytes = 1;
     ph.bytes = r.phases[i].bytes;
+    ph.has_held_s = 1;
+    ph.held_s = to_s(r.phases[i].held_ns);
     phases[i] = ph;
     ptrs.push_back(&phases[i]);
   }

@@ -9,6 +9,11 @@ constexpr int kMaxBurstsPerIteration = 8;
 constexpr int kMinRepeats = 3;          // iterations needed before trusting a pattern
 constexpr double kMaxPeriodSpread = 0.05;  // MAD / period
 constexpr double kMinBytesMatch = 0.8;  // fraction of bursts whose size repeats
+// The estimate looks at the latest iterations only: when a schedule starts
+// (or stops) gating the job, its period changes, and a long window would
+// report the old rhythm, or none at all while it straddles both, for tens
+// of iterations.
+constexpr size_t kRecentIterations = 8;
 
 uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 }  // namespace
@@ -28,10 +33,11 @@ void RhythmEstimator::add(const CollSample& c) {
     open_.start = std::min(open_.start, c.start_ns);
     open_.end = std::max(open_.end, c.end_ns);
     open_.bytes += c.bytes;
+    open_.held += c.held_ns;
     return;
   }
   if (has_open_) close_open();
-  open_ = Burst{c.start_ns, std::max(c.start_ns, c.end_ns), c.bytes};
+  open_ = Burst{c.start_ns, std::max(c.start_ns, c.end_ns), c.bytes, c.held_ns};
   has_open_ = true;
 }
 
@@ -47,13 +53,15 @@ void RhythmEstimator::close_open() {
 
 // Does the burst sequence repeat every m bursts? Fills out on success.
 bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
-  const size_t n = bursts_.size();
-  if (n < size_t(m) * kMinRepeats + 1) return false;
+  if (bursts_.size() < size_t(m) * kMinRepeats + 1) return false;
+  const size_t take = std::min(bursts_.size(), size_t(m) * kRecentIterations + 1);
+  const std::vector<Burst> bursts(bursts_.end() - long(take), bursts_.end());
+  const size_t n = bursts.size();
   std::vector<uint64_t> diffs;
   size_t bytes_match = 0;
   for (size_t i = 0; i + size_t(m) < n; ++i) {
-    diffs.push_back(bursts_[i + size_t(m)].start - bursts_[i].start);
-    const uint64_t a = bursts_[i].bytes, b = bursts_[i + size_t(m)].bytes;
+    diffs.push_back(bursts[i + size_t(m)].start - bursts[i].start);
+    const uint64_t a = bursts[i].bytes, b = bursts[i + size_t(m)].bytes;
     if (absdiff(a, b) <= std::max(a, b) / 20) ++bytes_match;
   }
   const size_t pairs = diffs.size();
@@ -64,6 +72,12 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
   for (uint64_t d : diffs) dev.push_back(absdiff(d, period));
   const uint64_t mad = median_of(dev);
   if (double(mad) > kMaxPeriodSpread * double(period)) return false;
+  // A window straddling a change of rhythm (a schedule starting or stopping)
+  // may still fit some pattern of several bursts: the older and the newer
+  // half must agree on the period.
+  const auto half = diffs.begin() + long(pairs / 2);
+  std::vector<uint64_t> older(diffs.begin(), half), newer(half, diffs.end());
+  if (double(absdiff(median_of(older), median_of(newer))) > kMaxPeriodSpread * double(period)) return false;
   if (double(bytes_match) < kMinBytesMatch * double(pairs)) return false;
 
   // The iteration starts at the burst position that follows the longest
@@ -75,7 +89,7 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
     std::vector<uint64_t> gaps;
     for (size_t i = 1; i < n; ++i)
       if (int(i % size_t(m)) == p)
-        gaps.push_back(bursts_[i].start > bursts_[i - 1].end ? bursts_[i].start - bursts_[i - 1].end : 0);
+        gaps.push_back(bursts[i].start > bursts[i - 1].end ? bursts[i].start - bursts[i - 1].end : 0);
     pause[size_t(p)] = median_of(gaps);
     if (p == 0 || pause[size_t(p)] > best_gap) best_gap = pause[size_t(p)], first = p;
   }
@@ -87,7 +101,7 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
     std::vector<uint64_t> sizes;
     for (int p = 0; p < m; ++p) {
       std::vector<uint64_t> v;
-      for (size_t i = size_t(p); i < n; i += size_t(m)) v.push_back(bursts_[i].bytes);
+      for (size_t i = size_t(p); i < n; i += size_t(m)) v.push_back(bursts[i].bytes);
       sizes.push_back(median_of(v));
     }
     for (int p = 1; p < m && alike; ++p) {
@@ -108,18 +122,20 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
   out->period_ns = period;
   out->jitter_ns = mad;
   out->bursts_per_iteration = m;
-  out->iteration_start_ns = bursts_[last_first].start;
-  out->iterations = pairs / size_t(m);
+  out->iteration_start_ns = bursts[last_first].start;
+  out->iterations = (bursts_.size() - 1) / size_t(m);
   out->phases.clear();
   for (int p = 0; p < m; ++p) {
-    std::vector<uint64_t> off, dur, bytes;
+    std::vector<uint64_t> off, dur, bytes, held;
     for (size_t i = size_t(first); i + size_t(m) <= n; i += size_t(m)) {
-      const Burst& b = bursts_[i + size_t(p)];
-      off.push_back(b.start - bursts_[i].start);
+      const Burst& b = bursts[i + size_t(p)];
+      off.push_back(b.start - bursts[i].start);
       dur.push_back(b.end - b.start);
       bytes.push_back(b.bytes);
+      held.push_back(b.held);
     }
-    out->phases.push_back(Phase{median_of(off), median_of(dur), median_of(bytes), pause[size_t((first + p) % m)]});
+    out->phases.push_back(
+        Phase{median_of(off), median_of(dur), median_of(bytes), pause[size_t((first + p) % m)], median_of(held)});
   }
   return true;
 }

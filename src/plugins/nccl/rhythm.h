@@ -17,6 +17,7 @@ struct CollSample {
   uint64_t start_ns = 0;  // GPU start in host time (enqueue time if unknown)
   uint64_t end_ns = 0;
   uint64_t bytes = 0;
+  uint64_t held_ns = 0;   // how long the gate held it before it could start
 };
 
 struct Phase {
@@ -24,6 +25,8 @@ struct Phase {
   uint64_t duration_ns = 0;
   uint64_t bytes = 0;
   uint64_t pause_ns = 0;     // median idle time before this phase starts
+  uint64_t held_ns = 0;      // median time the gate held the phase's start:
+                             // part of the period, not of the job's own rhythm
 };
 
 struct Rhythm {
@@ -47,7 +50,7 @@ class RhythmEstimator {
 
  private:
   struct Burst {
-    uint64_t start = 0, end = 0, bytes = 0;
+    uint64_t start = 0, end = 0, bytes = 0, held = 0;
   };
   void close_open();
   bool try_pattern(int m, Rhythm* out) const;
