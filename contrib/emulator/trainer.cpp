@@ -205,7 +205,11 @@ int main(int argc, char** argv) {
     void* ctx = nullptr;
     int mask = 0;
     const uint64_t comm_id = 0x4841524d00000000ull ^ static_cast<uint64_t>(job);
-    if (prof && prof->init(&ctx, comm_id, &mask, "emulated-allreduce", nnodes, nranks, rank, plugin_logger) != 0)
+    // One trainer process stands for a node's `gpus` GPUs: NCCL's communicator
+    // would have a rank per GPU, and the plugin's bytes per ring edge
+    // (2(n-1)/n of the buffer) must count them as harmonics-fabric does.
+    const int comm_ranks = nranks * a.gpus, comm_rank = rank * a.gpus;
+    if (prof && prof->init(&ctx, comm_id, &mask, "emulated-allreduce", nnodes, comm_ranks, comm_rank, plugin_logger) != 0)
         prof = nullptr;
 
     std::ofstream out;
@@ -226,14 +230,14 @@ int main(int argc, char** argv) {
         ProfEventDescrV5 d{};
         if (prof) {
             d.type = kEvCollApi;
-            d.rank = rank;
+            d.rank = comm_rank;
             d.collApi = ProfCollApiV5{"AllReduce", count, "ncclFloat32", 0, nullptr, false};
             prof->startEvent(ctx, &api, &d);
             if (api) prof->stopEvent(api);
             ProfEventDescrV5 c{};
             c.type = kEvColl;
             c.parentObj = api;
-            c.rank = rank;
+            c.rank = comm_rank;
             c.coll = ProfCollV5{static_cast<uint64_t>(it), "AllReduce", nullptr, nullptr, count, 0,
                                 "ncclFloat32", 1, 16, "RING", "SIMPLE", nullptr};
             prof->startEvent(ctx, &coll, &c);
@@ -252,7 +256,7 @@ int main(int argc, char** argv) {
             ProfEventDescrV5 k{};
             k.type = kEvKernelCh;
             k.parentObj = coll;
-            k.rank = rank;
+            k.rank = comm_rank;
             k.kernelCh = ProfKernelChV5{0, static_cast<uint64_t>(cs)};
             prof->startEvent(ctx, &ch, &k);
             if (ch) {

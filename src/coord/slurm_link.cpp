@@ -122,7 +122,16 @@ void SlurmLink::update(std::int64_t id, const std::string& text) {
     r.id = id;
     r.text = text;
 #ifdef HARMONICS_WITH_SLURM
-    auto gone = [](int e) { return e == ESLURM_INVALID_JOB_ID || e == ESLURM_ALREADY_DONE || e == ESLURM_JOB_FINISHED; };
+    // A failed Slurm call: for a job that is gone there is nothing to update
+    // (debug only); anything else is a failure worth a (rate-limited) warning.
+    auto failed = [&](const char* call) {
+        const int e = slurm_get_errno();
+        r.job_gone = e == ESLURM_INVALID_JOB_ID || e == ESLURM_ALREADY_DONE || e == ESLURM_JOB_FINISHED;
+        if (r.job_gone)
+            HLOG_DEBUG("job %lld: no AdminComment update, Slurm: %s", (long long)id, slurm_strerror(e));
+        else
+            warn_failure(id, std::string(call) + ": " + slurm_strerror(e));
+    };
     auto k = kept_.find(id);
     if (k == kept_.end()) {
         // Read once what the comment said before coordd (e.g. the steering tag).
@@ -135,12 +144,7 @@ void SlurmLink::update(std::int64_t id, const std::string& text) {
             slurm_free_job_info_msg(msg);
             k = kept_.emplace(id, kept_comment(current)).first;
         } else {
-            int e = slurm_get_errno();
-            r.job_gone = gone(e);
-            if (r.job_gone)
-                HLOG_DEBUG("job %lld: no AdminComment update, Slurm: %s", (long long)id, slurm_strerror(e));
-            else
-                warn_failure(id, std::string("slurm_load_job: ") + slurm_strerror(e));
+            failed("slurm_load_job");
         }
     }
     if (k != kept_.end()) {
@@ -150,14 +154,7 @@ void SlurmLink::update(std::int64_t id, const std::string& text) {
         d.job_id = std::uint32_t(id);
         d.admin_comment = const_cast<char*>(full.c_str());
         r.ok = slurm_update_job(&d) == SLURM_SUCCESS;
-        if (!r.ok) {
-            int e = slurm_get_errno();
-            r.job_gone = gone(e);
-            if (r.job_gone)
-                HLOG_DEBUG("job %lld: no AdminComment update, Slurm: %s", (long long)id, slurm_strerror(e));
-            else
-                warn_failure(id, std::string("slurm_update_job: ") + slurm_strerror(e));
-        }
+        if (!r.ok) failed("slurm_update_job");
     }
 #else
     r.job_gone = true;

@@ -59,6 +59,17 @@ ProfilerV5* load_or_die() {
 
 std::string trace_path() { return env_or("HARMONICS_TRACE", ""); }
 
+// Bytes per ring edge of a collective over n ranks, written out again as the
+// oracle (NCCL's count: AllGather per rank sent, ReduceScatter per rank
+// received): all-reduce 2(n-1)/n of the buffer, all-gather and reduce-scatter
+// n-1 per-rank chunks, broadcast the buffer. Rounded to the nearest byte.
+uint64_t want_edge_bytes(const std::string& func, uint64_t bytes, uint64_t n) {
+  if (n < 2) return 0;
+  if (func == "AllReduce") return (2 * (n - 1) * bytes + n / 2) / n;
+  if (func == "AllGather" || func == "ReduceScatter") return (n - 1) * bytes;
+  return bytes;
+}
+
 // Compare every played collective with its trace line.
 void check_trace(const std::vector<std::shared_ptr<Played>>& played, uint64_t tol_ns, bool expect_ungated) {
   std::string err;
@@ -81,6 +92,9 @@ void check_trace(const std::vector<std::shared_ptr<Played>>& played, uint64_t to
     const TraceRec& r = it->second;
     CHECK(r.func == p->func, "seq %" PRIu64 ": func %s, played %s", p->seq, r.func.c_str(), p->func.c_str());
     CHECK(r.bytes == p->bytes, "seq %" PRIu64 ": bytes %" PRIu64 ", played %" PRIu64, p->seq, r.bytes, p->bytes);
+    const uint64_t edge = want_edge_bytes(p->func, p->bytes, uint64_t(p->nranks));
+    CHECK(p->nranks > 1 && r.edge_bytes == edge, "seq %" PRIu64 ": %s of %" PRIu64 " bytes over %d ranks: %" PRIu64
+          " bytes per ring edge, want %" PRIu64, p->seq, p->func.c_str(), p->bytes, p->nranks, r.edge_bytes, edge);
     CHECK(r.enqueue_ns >= p->enqueue_lo && r.enqueue_ns <= p->enqueue_hi,
           "seq %" PRIu64 ": enqueue %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", p->seq, r.enqueue_ns,
           p->enqueue_lo, p->enqueue_hi);
@@ -149,6 +163,7 @@ void replay_comm(ProfilerV5* t, uint64_t id, int iters, std::vector<std::shared_
     p->seq = seq++;
     p->func = "AllReduce";
     p->bytes = 1024 * 8;
+    p->nranks = c.nranks();
     std::thread cb([&] {
       p->enqueue_lo = host_ns();
       void* coll = c.coll(api, p->seq, "AllReduce", 1024, "ncclFloat64", 1);

@@ -120,10 +120,16 @@ void serve(int fd, const std::string& mode, const std::string& sched_file, int64
       const Harmonics__ProfileReport& r = *env->profile_report;
       std::fprintf(stderr, "schedd: report job %" PRId64 " rank %d period %.4f s, %zu phases, %" PRIu64 " iterations\n",
                    r.job_id, r.rank, r.period_s, r.n_phases, r.has_iterations ? r.iterations : 0);
-      // The harness plays 18 ms of compute and a ~2.5 ms burst.
+      // The harness plays 18 ms of compute and a ~2.5 ms burst of two
+      // all-reduces of S = 1 MiB on a communicator of 8 ranks (2 nodes). A
+      // phase's bytes are bytes per ring edge: 2 · 2(n-1)/n · S = 2 · 7/4 · S.
+      const uint64_t want_bytes = 2 * (2 * 7 * (uint64_t(1) << 20) / 8);
+      const bool bytes_ok = r.n_phases == 1 && r.phases[0]->has_bytes && r.phases[0]->bytes == want_bytes;
+      if (r.n_phases == 1 && !bytes_ok)
+        std::fprintf(stderr, "schedd: phase bytes %" PRIu64 ", want %" PRIu64 " per ring edge\n", r.phases[0]->bytes,
+                     want_bytes);
       const bool sane = r.job_id == job && r.period_s > 0.018 && r.period_s < 0.030 && r.n_phases == 1 &&
-                        r.phases[0]->duration_s > 0.0015 && r.phases[0]->duration_s < 0.006 &&
-                        r.phases[0]->bytes == 2ull * (1 << 18) * 4;
+                        r.phases[0]->duration_s > 0.0015 && r.phases[0]->duration_s < 0.006 && bytes_ok;
       if (sane && !res->scheduled) {
         res->reported = true;
         Harmonics__Schedule s = HARMONICS__SCHEDULE__INIT;

@@ -85,10 +85,10 @@ void ProxyThread::run() {
 }
 
 Comm::Comm(ProfilerV5* t, uint64_t comm_id, int n_nodes, int rank, uint64_t gpu_behind_ns)
-    : t_(t), id_(comm_id), behind_(gpu_behind_ns) {
+    : t_(t), id_(comm_id), nranks_(n_nodes * 4), behind_(gpu_behind_ns) {
   char name[64];
   snprintf(name, sizeof name, "sim-%" PRIx64, comm_id);
-  init_rc_ = t_->init(&ctx_, comm_id, &mask_, name, n_nodes, n_nodes * 4, rank, test_logger);
+  init_rc_ = t_->init(&ctx_, comm_id, &mask_, name, n_nodes, nranks_, rank, test_logger);
 }
 
 Comm::~Comm() { finalize(); }
@@ -105,11 +105,19 @@ void* Comm::start(ProfEventDescrV5& d) {
   return h;
 }
 
-void* Comm::coll_api(const char* func, size_t count, const char* dtype, void* stream, bool captured) {
+namespace {
+// A zeroed descriptor of one event type, as NCCL fills one per event.
+ProfEventDescrV5 descr(uint64_t type, void* parent) {
   ProfEventDescrV5 d;
   std::memset(&d, 0, sizeof d);
-  d.type = kEvCollApi;
-  d.rank = 0;
+  d.type = type;
+  d.parentObj = parent;
+  return d;
+}
+}  // namespace
+
+void* Comm::coll_api(const char* func, size_t count, const char* dtype, void* stream, bool captured) {
+  ProfEventDescrV5 d = descr(kEvCollApi, nullptr);
   d.collApi.func = func;
   d.collApi.count = count;
   d.collApi.datatype = dtype;
@@ -120,10 +128,7 @@ void* Comm::coll_api(const char* func, size_t count, const char* dtype, void* st
 }
 
 void* Comm::coll(void* parent, uint64_t seq, const char* func, size_t count, const char* dtype, uint8_t nch) {
-  ProfEventDescrV5 d;
-  std::memset(&d, 0, sizeof d);
-  d.type = kEvColl;
-  d.parentObj = parent;
+  ProfEventDescrV5 d = descr(kEvColl, parent);
   d.coll.seqNumber = seq;
   d.coll.func = func;
   d.coll.count = count;
@@ -136,20 +141,14 @@ void* Comm::coll(void* parent, uint64_t seq, const char* func, size_t count, con
 }
 
 void* Comm::kernel_ch(void* parent, uint8_t ch, uint64_t ptimer) {
-  ProfEventDescrV5 d;
-  std::memset(&d, 0, sizeof d);
-  d.type = kEvKernelCh;
-  d.parentObj = parent;
+  ProfEventDescrV5 d = descr(kEvKernelCh, parent);
   d.kernelCh.channelId = ch;
   d.kernelCh.pTimer = ptimer;
   return start(d);
 }
 
 void* Comm::proxy_op(void* parent, pid_t pid, uint8_t ch) {
-  ProfEventDescrV5 d;
-  std::memset(&d, 0, sizeof d);
-  d.type = kEvProxyOp;
-  d.parentObj = parent;
+  ProfEventDescrV5 d = descr(kEvProxyOp, parent);
   d.proxyOp.pid = pid;
   d.proxyOp.channelId = ch;
   d.proxyOp.peer = 1;
@@ -160,10 +159,7 @@ void* Comm::proxy_op(void* parent, pid_t pid, uint8_t ch) {
 }
 
 void* Comm::proxy_step(void* parent, int step) {
-  ProfEventDescrV5 d;
-  std::memset(&d, 0, sizeof d);
-  d.type = kEvProxyStep;
-  d.parentObj = parent;
+  ProfEventDescrV5 d = descr(kEvProxyStep, parent);
   d.proxyStep.step = step;
   return start(d);
 }
@@ -183,6 +179,7 @@ std::shared_ptr<Played> Comm::play(ProxyThread& proxy, uint64_t seq, const char*
   p->comm_id = id_;
   p->seq = seq;
   p->func = func;
+  p->nranks = nranks_;
   p->enqueue_lo = host_ns();
   void* api = coll_api(func, count, dtype, stream, false);
   p->enqueue_hi = host_ns();
@@ -247,9 +244,10 @@ std::vector<TraceRec> read_trace(const std::string& path, std::string* err) {
   while (std::getline(in, line)) {
     ++n;
     TraceRec r;
-    std::string v[10];
-    const char* keys[10] = {"job", "rank", "comm", "seq", "func", "bytes", "enqueue_ns", "gpu_start_ns", "gpu_end_ns", "gated_ns"};
-    for (int i = 0; i < 10; ++i)
+    std::string v[11];
+    const char* keys[11] = {"job",        "rank",         "comm",       "seq",     "func",      "bytes",
+                            "enqueue_ns", "gpu_start_ns", "gpu_end_ns", "gated_ns", "edge_bytes"};
+    for (int i = 0; i < 11; ++i)
       if (!find_raw(line, keys[i], &v[i])) {
         *err = path + ":" + std::to_string(n) + ": no key " + keys[i] + " in " + line;
         return out;
@@ -268,6 +266,7 @@ std::vector<TraceRec> read_trace(const std::string& path, std::string* err) {
     r.gpu_start_ns = std::stoull(v[7]);
     r.gpu_end_ns = std::stoull(v[8]);
     r.gated_ns = std::stoull(v[9]);
+    r.edge_bytes = std::stoull(v[10]);
     out.push_back(r);
   }
   return out;

@@ -49,7 +49,8 @@ struct Played {
   uint64_t comm_id = 0;
   uint64_t seq = 0;
   std::string func;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;                       // count × datatype size, as played
+  int nranks = 0;                           // the communicator's ranks (for bytes per ring edge)
   uint64_t enqueue_lo = 0, enqueue_hi = 0;  // enqueue time lies in between
   uint64_t gpu_start = 0, gpu_end = 0;      // host time of the kernel start/stop
   uint64_t blocked_ns = 0;                  // time startEvent(CollApi) took
@@ -64,6 +65,7 @@ class Comm {
   int mask() const { return mask_; }
   void* ctx() const { return ctx_; }
   uint64_t id() const { return id_; }
+  int nranks() const { return nranks_; }  // four ranks per node
   void finalize();
 
   // Raw events.
@@ -91,6 +93,7 @@ class Comm {
   int mask_ = 0;
   int init_rc_ = -1;
   uint64_t id_;
+  int nranks_;
   uint64_t behind_;
   bool finalized_ = false;
 };
@@ -99,7 +102,7 @@ class Comm {
 struct TraceRec {
   std::string job, comm, func;
   int rank = -1;
-  uint64_t seq = 0, bytes = 0, enqueue_ns = 0, gpu_start_ns = 0, gpu_end_ns = 0, gated_ns = 0;
+  uint64_t seq = 0, bytes = 0, edge_bytes = 0, enqueue_ns = 0, gpu_start_ns = 0, gpu_end_ns = 0, gated_ns = 0;
 };
 std::vector<TraceRec> read_trace(const std::string& path, std::string* err);
 std::string hex_comm(uint64_t id);

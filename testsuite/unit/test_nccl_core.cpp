@@ -178,6 +178,7 @@ TEST(NcclTrace, OneJsonObjectPerLine) {
   c.seq = 17;
   c.func = kAllReduce;
   c.bytes = 4194304;
+  c.edge_bytes = 7340032;
   c.enqueue_ns = 1700000000000000000ull;
   c.gpu_start_ns = 1700000000000100000ull;
   c.gpu_end_ns = 1700000000000900000ull;
@@ -186,7 +187,7 @@ TEST(NcclTrace, OneJsonObjectPerLine) {
   const size_t n = format_trace_line(c, "4242", buf, sizeof buf);
   EXPECT_EQ(std::string(buf, n),
             "{\"job\":4242,\"rank\":3,\"comm\":\"0xabcdef0123456789\",\"seq\":17,\"func\":\"AllReduce\","
-            "\"bytes\":4194304,\"enqueue_ns\":1700000000000000000,\"gpu_start_ns\":1700000000000100000,"
+            "\"bytes\":4194304,\"edge_bytes\":7340032,\"enqueue_ns\":1700000000000000000,\"gpu_start_ns\":1700000000000100000,"
             "\"gpu_end_ns\":1700000000000900000,\"gated_ns\":1234}\n");
   format_trace_line(c, "", buf, sizeof buf);
   EXPECT_EQ(std::string(buf).rfind("{\"job\":null,", 0), 0u);

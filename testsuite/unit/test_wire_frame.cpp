@@ -154,4 +154,10 @@ TEST(WireAddress, Forms) {
     EXPECT_NE(err.find("no port"), std::string::npos);
     EXPECT_FALSE(parse_address("h:99999", &a, &err));
     EXPECT_FALSE(parse_address("h:12x", &a, &err));
+    // The grammar of util/host_port.h: a bare IPv6 host is ambiguous.
+    EXPECT_FALSE(parse_address("::1:7000", &a, &err));
+    EXPECT_NE(err.find("brackets"), std::string::npos) << err;
+    ASSERT_TRUE(parse_address(":6828", &a, &err));  // listen on every address
+    EXPECT_EQ(a.host, "0.0.0.0");
+    EXPECT_EQ(a.port, 6828);
 }

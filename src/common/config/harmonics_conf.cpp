@@ -53,11 +53,14 @@ std::string set_port(int* out, const std::string& v) {
 }
 
 std::string set_address(std::string* out, const std::string& v, bool port_optional) {
-    std::string host;
+    std::string host, why;
     int port;
-    bool ok = split_host_port(v, &host, &port);
+    bool ok = split_host_port(v, &host, &port, &why);
     if (!ok && port_optional && !v.empty() && v.find(':') == std::string::npos) ok = true;
-    if (!ok) return bad("address", v, port_optional ? "use host or host:port" : "use host:port, e.g. ctl1:6829");
+    if (!ok) {
+        const std::string hint = why + "; " + (port_optional ? "use host or host:port" : "use host:port, e.g. ctl1:6829");
+        return bad("address", v, hint.c_str());
+    }
     *out = v;
     return "";
 }
@@ -422,27 +425,6 @@ std::string schedd_address(const HarmonicsConfig& cfg, const Topology& topo, Swi
     int port;
     if (split_host_port(s->schedd, &host, &port)) return s->schedd;
     return s->schedd + ":" + std::to_string(cfg.sched_port);
-}
-
-bool split_host_port(const std::string& addr, std::string* host, int* port) {
-    std::size_t colon;
-    std::string h;
-    if (!addr.empty() && addr[0] == '[') {
-        std::size_t close = addr.find(']');
-        if (close == std::string::npos || close + 1 >= addr.size() || addr[close + 1] != ':') return false;
-        h = addr.substr(1, close - 1);
-        colon = close + 1;
-    } else {
-        colon = addr.rfind(':');
-        if (colon == std::string::npos) return false;
-        h = addr.substr(0, colon);
-        if (h.find(':') != std::string::npos) return false;  // bare IPv6 needs brackets
-    }
-    long p;
-    if (h.empty() || !parse_int(addr.substr(colon + 1), 1, 65535, &p)) return false;
-    *host = h;
-    *port = static_cast<int>(p);
-    return true;
 }
 
 }  // namespace harmonics

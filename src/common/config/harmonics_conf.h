@@ -12,6 +12,7 @@
 
 #include "config/config_error.h"
 #include "topology/topology.h"
+#include "util/host_port.h"  // split_host_port: the address grammar of Schedd=, CoordAddress
 #include "util/log.h"
 
 namespace harmonics {
@@ -114,8 +115,5 @@ SwitchId leaf_of_host(const Topology& topo, const std::string& hostname);
 // The "host:port" of the harmonics-schedd serving `leaf`: its Schedd= value
 // (a host without a port gets SchedPort), or "" when none is configured.
 std::string schedd_address(const HarmonicsConfig& cfg, const Topology& topo, SwitchId leaf);
-
-// "host:port" -> parts. IPv6 hosts in brackets ("[::1]:6829"). False if malformed.
-bool split_host_port(const std::string& addr, std::string* host, int* port);
 
 }  // namespace harmonics

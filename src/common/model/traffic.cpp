@@ -4,6 +4,8 @@
 // from each node to the next, each carrying what one rank sends.
 #include "model/traffic.h"
 
+#include "model/collective_bytes.h"
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -14,8 +16,7 @@
 namespace harmonics {
 
 double ring_allreduce_bytes_per_rank(double bytes, int n) {
-    if (n <= 1) return 0.0;
-    return 2.0 * (n - 1) / n * bytes;
+    return ring_edge_bytes(Collective::AllReduce, bytes, n);
 }
 
 namespace {
@@ -121,7 +122,7 @@ std::vector<CommPhase> hierarchical_phases(const Topology& topo, const std::vect
     std::size_t widest = 0;
     for (const auto& g : groups) {
         int r = static_cast<int>(g.size()) * gpus_per_node;
-        add_ring(g, (r - 1.0) / r * grad_bytes, intra);  // reduce-scatter and all-gather send the same
+        add_ring(g, ring_edge_bytes(Collective::ReduceScatter, grad_bytes, r), intra);  // all-gather sends the same
         widest = std::max(widest, g.size());
     }
     std::vector<Edge> inter;

@@ -1,6 +1,10 @@
 #include "wire/address.h"
 
-#include <cstdlib>
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "util/host_port.h"
 
 namespace harmonics::wire {
 
@@ -11,22 +15,24 @@ bool parse_address(const std::string& s, Address* a, std::string* err) {
         a->host = s;
         return true;
     }
-    std::size_t colon = s.rfind(':');
-    if (colon == std::string::npos || colon + 1 == s.size()) {
-        *err = "address '" + s + "' has no port (expected host:port or a socket path)";
+    std::string why;
+    const std::string hp = !s.empty() && s[0] == ':' ? "0.0.0.0" + s : s;
+    if (!split_host_port(hp, &a->host, &a->port, &why)) {
+        *a = Address{};
+        *err = "address '" + s + "': " + why + " (expected host:port or a socket path)";
         return false;
     }
-    std::string host = s.substr(0, colon);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (host.empty()) host = "0.0.0.0";
-    char* end = nullptr;
-    long port = std::strtol(s.c_str() + colon + 1, &end, 10);
-    if (*end != '\0' || port < 0 || port > 65535) {
-        *err = "address '" + s + "': bad port";
+    return true;
+}
+
+bool unix_sockaddr(const Address& a, sockaddr_un* sun, std::string* err) {
+    *sun = sockaddr_un{};
+    sun->sun_family = AF_UNIX;
+    if (a.host.size() >= sizeof sun->sun_path) {
+        *err = "socket path too long: " + a.host;
         return false;
     }
-    a->host = host;
-    a->port = int(port);
+    std::memcpy(sun->sun_path, a.host.c_str(), a.host.size() + 1);
     return true;
 }
 

@@ -107,13 +107,8 @@ bool Client::connect(const std::string& address, int timeout_ms, std::string* er
     Address a;
     if (!parse_address(address, &a, err)) return false;
     if (a.is_unix) {
-        sockaddr_un sun{};
-        sun.sun_family = AF_UNIX;
-        if (a.host.size() >= sizeof sun.sun_path) {
-            *err = "socket path too long: " + a.host;
-            return false;
-        }
-        std::memcpy(sun.sun_path, a.host.c_str(), a.host.size() + 1);
+        sockaddr_un sun;
+        if (!unix_sockaddr(a, &sun, err)) return false;
         fd_ = connect_one(AF_UNIX, reinterpret_cast<sockaddr*>(&sun), sizeof sun, timeout_ms, err);
         unix_ = true;
     } else {

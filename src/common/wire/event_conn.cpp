@@ -300,13 +300,8 @@ bool Listener::listen(const std::string& address, std::string* err) {
     if (!parse_address(address, &a, err)) return false;
     const unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC;
     if (a.is_unix) {
-        sockaddr_un sun{};
-        sun.sun_family = AF_UNIX;
-        if (a.host.size() >= sizeof sun.sun_path) {
-            *err = "socket path too long: " + a.host;
-            return false;
-        }
-        std::memcpy(sun.sun_path, a.host.c_str(), a.host.size() + 1);
+        sockaddr_un sun;
+        if (!unix_sockaddr(a, &sun, err)) return false;
         ::unlink(a.host.c_str());
         lev_ = evconnlistener_new_bind(base_, accept_cb, this, flags, 64, reinterpret_cast<sockaddr*>(&sun),
                                        sizeof sun);
@@ -436,9 +431,12 @@ void Dialer::attempt() {
     bufferevent* bev = bufferevent_socket_new(base_, -1, BEV_OPT_CLOSE_ON_FREE);
     int rc;
     if (a.is_unix) {
-        sockaddr_un sun{};
-        sun.sun_family = AF_UNIX;
-        std::strncpy(sun.sun_path, a.host.c_str(), sizeof sun.sun_path - 1);
+        sockaddr_un sun;
+        if (!unix_sockaddr(a, &sun, &err)) {  // never a truncated path
+            bufferevent_free(bev);
+            schedule_retry(err);
+            return;
+        }
         rc = bufferevent_socket_connect(bev, reinterpret_cast<sockaddr*>(&sun), sizeof sun);
     } else {
         addrinfo hints{};

@@ -84,7 +84,7 @@ void drain_main(Plugin* pp) {
         CollSample s;
         s.start_ns = c.gpu_start_ns ? c.gpu_start_ns : c.enqueue_ns + c.gated_ns;
         s.end_ns = c.gpu_end_ns ? c.gpu_end_ns : s.start_ns;
-        s.bytes = c.bytes;
+        s.bytes = c.edge_bytes;  // schedd reads phase bytes as bytes per ring edge
         s.held_ns = c.gated_ns;
         est.add(s);
         ++n;

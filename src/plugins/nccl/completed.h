@@ -14,7 +14,8 @@ struct Completed {
   int32_t n_nodes = 0;
   uint64_t seq = 0;
   uint8_t func = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;       // count × datatype size (AllGather: one rank's send buffer)
+  uint64_t edge_bytes = 0;  // bytes per ring edge: what the rhythm and the reports carry
   uint64_t enqueue_ns = 0;
   uint64_t gpu_start_ns = 0;  // host clock; 0 if no kernel timer arrived
   uint64_t gpu_end_ns = 0;

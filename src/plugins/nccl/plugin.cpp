@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -12,6 +13,7 @@
 #include "log.h"
 #include "profiler_v5.h"
 #include "state.h"
+#include "model/collective_bytes.h"
 
 namespace hnccl {
 
@@ -54,6 +56,24 @@ Plugin* create() {
            p->cfg.schedd_source.empty() ? "" : (" from " + p->cfg.schedd_source).c_str(),
            p->cfg.trace_path.empty() ? "off" : p->cfg.trace_path.c_str());
   return p;
+}
+
+// Bytes per ring edge of one collective of `bytes` (NCCL's count × datatype
+// size) over the communicator's nranks: what schedd and the model mean by a
+// phase's bytes. A name we do not know counts as a transfer of its buffer.
+uint64_t bytes_per_ring_edge(Func f, uint64_t bytes, int nranks) {
+  using harmonics::Collective;
+  Collective c = Collective::SendRecv;
+  switch (f) {
+    case kAllReduce: c = Collective::AllReduce; break;
+    case kAllGather: c = Collective::AllGather; break;
+    case kReduceScatter: c = Collective::ReduceScatter; break;
+    case kBroadcast: c = Collective::Broadcast; break;
+    case kReduce: c = Collective::Reduce; break;
+    default: break;
+  }
+  const double per_edge = harmonics::ring_edge_bytes(c, harmonics::collective_buffer_bytes(c, double(bytes), nranks), nranks);
+  return uint64_t(std::llround(per_edge));
 }
 
 // Which gate this communicator gets.
@@ -136,7 +156,11 @@ void start_coll(Plugin& p, Comm& c, uint32_t comm_slot, void** h, const ProfEven
   r->comm_gen.store(c.gen.load(std::memory_order_relaxed), std::memory_order_relaxed);
   r->seq.store(d->coll.seqNumber, std::memory_order_relaxed);
   r->func.store(func_from_name(d->coll.func), std::memory_order_relaxed);
-  r->bytes.store(uint64_t(d->coll.count) * datatype_size(d->coll.datatype), std::memory_order_relaxed);
+  const uint64_t bytes = uint64_t(d->coll.count) * datatype_size(d->coll.datatype);
+  r->bytes.store(bytes, std::memory_order_relaxed);
+  r->edge_bytes.store(bytes_per_ring_edge(Func(r->func.load(std::memory_order_relaxed)), bytes,
+                                 c.nranks.load(std::memory_order_relaxed)),
+                      std::memory_order_relaxed);
   r->enqueue_ns.store(has_api && !replay ? api.enqueue_ns : now, std::memory_order_relaxed);
   r->gated_ns.store(has_api && !replay ? api.gated_ns : 0, std::memory_order_relaxed);
   r->gate_slot.store(has_api && !replay ? api.gate_slot : -1, std::memory_order_relaxed);
@@ -240,6 +264,7 @@ void finish_record(Plugin& p, uint32_t slot) {
   out.seq = r.seq.load(std::memory_order_relaxed);
   out.func = r.func.load(std::memory_order_relaxed);
   out.bytes = r.bytes.load(std::memory_order_relaxed);
+  out.edge_bytes = r.edge_bytes.load(std::memory_order_relaxed);
   out.enqueue_ns = r.enqueue_ns.load(std::memory_order_relaxed);
   const uint64_t s = r.gpu_start.load(std::memory_order_relaxed);
   const uint64_t e = r.gpu_end.load(std::memory_order_relaxed);

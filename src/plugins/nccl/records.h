@@ -87,7 +87,8 @@ struct CollRec {
   std::atomic<uint32_t> comm_slot{0};
   std::atomic<uint32_t> comm_gen{0};
   std::atomic<uint64_t> seq{0};
-  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> bytes{0};       // count × datatype size, as NCCL gives it
+  std::atomic<uint64_t> edge_bytes{0};  // what crosses each ring edge (model/collective_bytes.h)
   std::atomic<uint64_t> net_bytes{0};
   std::atomic<uint64_t> enqueue_ns{0};
   std::atomic<uint64_t> gated_ns{0};

@@ -6,13 +6,15 @@
 #include <exception>
 
 #include "config/harmonics_conf.h"
+#include "util/host_port.h"
 
 namespace hnccl {
 
 bool parse_host_port(const std::string& s, std::string* host, uint16_t* port, std::string* err) {
   int p = 0;
-  if (!harmonics::split_host_port(s, host, &p) || host->empty() || p <= 0 || p > 65535) {
-    *err = "expected host:port";
+  std::string why;
+  if (!harmonics::split_host_port(s, host, &p, &why)) {
+    *err = why + " (expected host:port)";
     return false;
   }
   *port = uint16_t(p);

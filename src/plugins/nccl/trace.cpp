@@ -24,10 +24,10 @@ size_t format_trace_line(const Completed& c, const std::string& job, char* buf, 
   }
   const int n = snprintf(buf, cap,
                          "{\"job\":%s,\"rank\":%d,\"comm\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
-                         ",\"func\":\"%s\",\"bytes\":%" PRIu64 ",\"enqueue_ns\":%" PRIu64
+                         ",\"func\":\"%s\",\"bytes\":%" PRIu64 ",\"edge_bytes\":%" PRIu64 ",\"enqueue_ns\":%" PRIu64
                          ",\"gpu_start_ns\":%" PRIu64 ",\"gpu_end_ns\":%" PRIu64 ",\"gated_ns\":%" PRIu64 "}\n",
-                         j.c_str(), c.rank, c.comm_id, c.seq, func_name(c.func), c.bytes, c.enqueue_ns,
-                         c.gpu_start_ns, c.gpu_end_ns, c.gated_ns);
+                         j.c_str(), c.rank, c.comm_id, c.seq, func_name(c.func), c.bytes, c.edge_bytes,
+                         c.enqueue_ns, c.gpu_start_ns, c.gpu_end_ns, c.gated_ns);
   if (n < 0) return 0;
   return size_t(n) < cap ? size_t(n) : cap - 1;
 }
