@@ -163,3 +163,25 @@ TEST(NcclRhythm, FollowsAChangeOfPeriodWithinAFewIterations) {
   EXPECT_NEAR(double(r.period_ns), 177e6, 1e6);
   EXPECT_NEAR(double(r.phases[0].duration_ns), 54e6, 1e6);
 }
+
+TEST(NcclRhythm, MissedSlotsDoNotChangeTheOwnRhythm) {
+  // Gated on 100 ms slots, the job needs 96 ms: usually held 4 ms, but every
+  // other iteration it is late and held for the slot after (104 ms). The raw
+  // burst-to-burst period alternates 100 / 200 ms; its own rhythm is 96 ms.
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * kMs;
+  for (int i = 0; i < 30; ++i) {
+    const bool missed = i % 2 == 1;  // this burst came a slot late
+    t += missed ? 200 * kMs : 100 * kMs;
+    CollSample c{t, t + 30 * kMs, 1 << 20};
+    c.held_ns = (missed ? 104 : 4) * kMs;  // ready 96 ms after the last burst
+    e.add(c);
+  }
+  e.flush(t + 10 * kMs);
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  EXPECT_EQ(r.bursts_per_iteration, 1);
+  ASSERT_EQ(r.phases.size(), 1u);
+  // period - held is the job's own 96 ms.
+  EXPECT_NEAR(double(r.period_ns) - double(r.phases[0].held_ns), 96e6, 1e6);
+}

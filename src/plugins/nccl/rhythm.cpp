@@ -59,8 +59,13 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
   const size_t n = bursts.size();
   std::vector<uint64_t> diffs;
   size_t bytes_match = 0;
+  // The job's own rhythm: burst to burst, less what the gate held the later
+  // bursts. A gated job that now and then misses its slot (held almost a
+  // whole period more) keeps the same own period; the raw one would jump.
   for (size_t i = 0; i + size_t(m) < n; ++i) {
-    diffs.push_back(bursts[i + size_t(m)].start - bursts[i].start);
+    uint64_t d = bursts[i + size_t(m)].start - bursts[i].start, held = 0;
+    for (size_t k = i + 1; k <= i + size_t(m); ++k) held += bursts[k].held;
+    diffs.push_back(d > held ? d - held : 0);
     const uint64_t a = bursts[i].bytes, b = bursts[i + size_t(m)].bytes;
     if (absdiff(a, b) <= std::max(a, b) / 20) ++bytes_match;
   }
@@ -119,7 +124,7 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
   if (!found) return false;
 
   out->valid = true;
-  out->period_ns = period;
+  out->period_ns = period;  // plus the phases' holds, below
   out->jitter_ns = mad;
   out->bursts_per_iteration = m;
   out->iteration_start_ns = bursts[last_first].start;
@@ -136,6 +141,9 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
     }
     out->phases.push_back(
         Phase{median_of(off), median_of(dur), median_of(bytes), pause[size_t((first + p) % m)], median_of(held)});
+    // Reported period = own rhythm + typical holds, so that period - holds
+    // (what schedd plans with) is the own rhythm exactly.
+    out->period_ns += out->phases.back().held_ns;
   }
   return true;
 }
