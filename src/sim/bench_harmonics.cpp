@@ -11,9 +11,10 @@
 //            --arrival-rate) and measurement noise (--jitter X), and how often
 //            running jobs' schedules were changed (reshuffles)
 // Usage: bench-harmonics [--leaf-jobs N] [--repeat N] [--leaf-periods K] [--sizes 128,1024,8192] [--policies harmonics,cassini]
-//          [--utilisation U] [--oversubscription R] [--time-limit S] [--seed N]
+//          [--utilisation U] [--placement rack-aware|linear|scattered] [--oversubscription R] [--time-limit S] [--seed N]
 //          [--jct-sizes 128,1024] [--jct-policies fair,harmonics,cassini] [--min-runtime S] [--max-runtime S]
-//          [--arrivals N] [--arrival-rate PER_S] [--jitter X] [--duration S]
+//          [--arrivals N] [--arrival-rate PER_S] [--jitter X] [--duration S] [--explain 1]
+//          [--tuning key=value,...]   (LocalTuning of the diagnostic policy harmonics-tuned)
 #include "config.h"
 
 #include <algorithm>
@@ -23,12 +24,14 @@
 #include <ctime>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "model/model_library.h"
 #include "model/traffic.h"
+#include "policy/global_coordinator.h"
 #include "policy/harmonics_local.h"
 #include "policy/policy.h"
 #ifdef HAVE_CBC
@@ -130,8 +133,84 @@ void bench_leaf(int n, int repeat, bool packable, int periods) {
                 last.jobs.size() - last.free_jobs, last.free_jobs, last.predicted_cost);
 }
 
+// Why the local schedulers decide as they do: each leaf that two or more
+// jobs load, decided alone (every job owned, nothing fixed, no warm start:
+// the coordinator's first round for a leaf that owns all its jobs), with the
+// leaf's own account of each plan's predicted cost and verdict.
+void explain_leaves(const Topology& topo, const std::vector<JobProfile>& jobs) {
+    LocalScheduler local(PolicyOptions{});
+    for (SwitchId leaf : topo.leaves()) {
+        std::vector<LinkId> links = leaf_links(topo, leaf);
+        LeafProblem pb;
+        pb.leaf = leaf;
+        for (const JobProfile& j : jobs)
+            if (job_loads(j, links)) pb.jobs.push_back(j);
+        if (pb.jobs.size() < 2) continue;
+        LeafResult r = local.decide(topo, pb);
+        std::printf("explain leaf=%d jobs=%zu gated=%zu %s\n", leaf, pb.jobs.size(), r.jobs.size() - r.free_jobs,
+                    r.explain.c_str());
+    }
+}
+
+// A diagnostic variant of the harmonics policy with other LocalTuning knobs
+// (--tuning key=value,...; policy name "harmonics-tuned"): what a change of
+// the local scheduler's rules would gain, measured without rebuilding the
+// library. Same two tiers and warm start as harmonics.
+class TunedHarmonics : public Policy {
+public:
+    TunedHarmonics(const PolicyOptions& opts, const LocalTuning& t) : local_(opts, t) {}
+    std::string name() const override { return "harmonics-tuned"; }
+    Decisions decide(const Topology& topo, const std::vector<JobProfile>& jobs, double now_s, EpochReason) override {
+        std::map<JobId, JobDecision> previous;
+        for (const JobProfile& j : jobs) {
+            auto p = previous_.find(j.id);
+            if (p != previous_.end()) previous.insert(*p);
+        }
+        CoordinationResult r = coordinator_.plan(topo, jobs, previous, local_, now_s);
+        previous_ = r.jobs;
+        Decisions d;
+        d.jobs = std::move(r.jobs);
+        d.sched_time_s = r.slowest_leaf_s + r.coordinator_s;
+        return d;
+    }
+
+private:
+    LocalScheduler local_;
+    GlobalCoordinator coordinator_;
+    std::map<JobId, JobDecision> previous_;
+};
+
+// "max_stretch=0.1,max_gated_residual=1e9,...": returns false on an unknown key.
+bool parse_tuning(const std::string& text, LocalTuning* t) {
+    std::stringstream ss(text);
+    std::string kv;
+    while (std::getline(ss, kv, ',')) {
+        std::size_t eq = kv.find('=');
+        if (eq == std::string::npos) return false;
+        std::string k = kv.substr(0, eq);
+        double v = std::atof(kv.c_str() + eq + 1);
+        if (k == "max_stretch") t->max_stretch = v;
+        else if (k == "guard") t->guard = v;
+        else if (k == "max_gated_residual") t->max_gated_residual = v;
+        else if (k == "slack_margin") t->slack_margin = v;
+        else if (k == "keep_tolerance") t->keep_tolerance = v;
+        else if (k == "exact_max_jobs") t->exact_max_jobs = static_cast<int>(v);
+        else if (k == "max_shifts") t->max_shifts = static_cast<int>(v);
+        else return false;
+    }
+    return true;
+}
+
+LocalTuning g_tuning;  // --tuning, for harmonics-tuned
+
+std::unique_ptr<Policy> make_bench_policy(const std::string& name, const PolicyOptions& opts) {
+    if (name == "harmonics-tuned") return std::make_unique<TunedHarmonics>(opts, g_tuning);
+    return make_policy(name, opts);
+}
+
 struct BenchOptions {
     double utilisation = 0.9;
+    sim::PlacementRule placement = sim::PlacementRule::RackAware;
     double oversubscription = 3;
     double time_limit_s = 10;  // optimal's solver limit per decision
     unsigned seed = 1;
@@ -140,6 +219,7 @@ struct BenchOptions {
     double arrival_rate = 0.3;
     double jitter = 0;
     double duration_s = 0;
+    bool explain = false;
 };
 
 sim::GeneratorParams cluster_params(int nodes, const BenchOptions& o) {
@@ -149,6 +229,7 @@ sim::GeneratorParams cluster_params(int nodes, const BenchOptions& o) {
     gp.seed = o.seed;
     gp.utilisation = o.utilisation;
     gp.oversubscription = o.oversubscription;
+    gp.placement = o.placement;
     // The original regime: about a full cluster at its job sizes, all at once.
     gp.jobs = o.utilisation > 0 ? 0 : nodes / 6;
     return gp;
@@ -161,17 +242,18 @@ void bench_cluster(int nodes, const std::vector<std::string>& policies, const Be
     int busy = 0;
     for (const JobSpec& sp : sc.specs) busy += sp.nodes;
     sim::Fragmentation f = sim::fragmentation(sc.topo, sc.specs);
-    std::printf("placement nodes=%d busy=%d jobs=%d multi_node=%d spanning=%d leaf_fit=%d leaf_fit_spanning=%d "
+    std::printf("placement nodes=%d rule=%s busy=%d jobs=%d multi_node=%d spanning=%d leaf_fit=%d leaf_fit_spanning=%d "
                 "shared_uplinks=%d crowded_uplinks=%d max_per_uplink=%d\n",
-                nodes, busy, f.jobs, f.multi_node, f.spanning, f.leaf_fit, f.leaf_fit_spanning, f.shared_uplinks,
+                nodes, sim::placement_rule_name(o.placement), busy, f.jobs, f.multi_node, f.spanning, f.leaf_fit, f.leaf_fit_spanning, f.shared_uplinks,
                 f.crowded_uplinks, f.max_per_uplink);
     std::vector<JobProfile> jobs;
     for (const sim::SimJob& j : placed) jobs.push_back(j.profile);
+    if (o.explain) explain_leaves(sc.topo, jobs);
     for (const std::string& name : policies) {
         PolicyOptions opts;
         opts.time_limit_s = o.time_limit_s;
         opts.seed = o.seed;
-        std::unique_ptr<Policy> p = make_policy(name, opts);
+        std::unique_ptr<Policy> p = make_bench_policy(name, opts);
         if (!p) {
             std::fprintf(stderr, "bench-harmonics: unknown policy %s\n", name.c_str());
             continue;
@@ -211,6 +293,9 @@ public:
                      EpochReason why) override {
         Decisions d = inner_->decide(topo, jobs, now_s, why);
         for (const auto& [id, dec] : d.jobs) {
+            ++decisions_;
+            gated_ += dec.gated;
+            if (dec.gated) ever_gated_.insert(id);
             auto it = last_.find(id);
             if (it == last_.end()) continue;
             ++kept_;
@@ -220,6 +305,11 @@ public:
         return d;
     }
     long reshuffles() const { return reshuffles_; }
+    // Job decisions over all rounds, how many of them gated, and how many
+    // distinct jobs were gated at least once.
+    long decisions() const { return decisions_; }
+    long gated() const { return gated_; }
+    std::size_t jobs_ever_gated() const { return ever_gated_.size(); }
     long comparisons() const { return kept_; }
 
 private:
@@ -237,7 +327,8 @@ private:
     }
     std::unique_ptr<Policy> inner_;
     std::map<JobId, JobDecision> last_;
-    long reshuffles_ = 0, kept_ = 0;
+    long reshuffles_ = 0, kept_ = 0, decisions_ = 0, gated_ = 0;
+    std::set<JobId> ever_gated_;
 };
 
 void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchOptions& o) {
@@ -251,9 +342,9 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
     sim::Scenario sc = sim::generate_scenario(gp);
     std::vector<sim::SimJob> placed = sim::prepare_jobs(sc);
     sim::Fragmentation f = sim::fragmentation(sc.topo, sc.specs);
-    std::printf("jct-scenario nodes=%d jobs=%zu spanning=%d crowded_uplinks=%d arrivals=%d arrival_rate=%.3f jitter=%.3f "
+    std::printf("jct-scenario nodes=%d placement=%s utilisation=%.2f jobs=%zu spanning=%d crowded_uplinks=%d arrivals=%d arrival_rate=%.3f jitter=%.3f "
                 "runtime_s=%.0f-%.0f oversubscription=%.1f\n",
-                nodes, placed.size(), f.spanning, f.crowded_uplinks, o.arrivals, o.arrival_rate, o.jitter,
+                nodes, sim::placement_rule_name(o.placement), o.utilisation, placed.size(), f.spanning, f.crowded_uplinks, o.arrivals, o.arrival_rate, o.jitter,
                 o.min_runtime_s, o.max_runtime_s, o.oversubscription);
     sim::EngineConfig ec;
     ec.epoch_s = sc.epoch_s;
@@ -265,7 +356,7 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
         PolicyOptions opts;
         opts.time_limit_s = o.time_limit_s;
         opts.seed = o.seed;
-        std::unique_ptr<Policy> inner = make_policy(name, opts);
+        std::unique_ptr<Policy> inner = make_bench_policy(name, opts);
         if (!inner) {
             std::fprintf(stderr, "bench-harmonics: unknown policy %s\n", name.c_str());
             continue;
@@ -277,10 +368,11 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
         sim::Summary sm = sim::summarize(r);
         if (name == "fair") fair_jct = sm.mean_jct_s;
         std::printf("jct nodes=%d policy=%s mean_jct_s=%.3f better_than_fair_pct=%+.2f mean_slowdown=%.4f "
-                    "p99_slowdown=%.4f sched_ms_per_epoch=%.3f rounds=%zu reshuffles=%ld of=%ld sim_cpu_s=%.1f\n",
+                    "p99_slowdown=%.4f sched_ms_per_epoch=%.3f rounds=%zu reshuffles=%ld of=%ld gated_decisions=%ld "
+                    "decisions=%ld jobs_ever_gated=%zu sim_cpu_s=%.1f\n",
                     nodes, name.c_str(), sm.mean_jct_s, fair_jct > 0 ? 100.0 * (1.0 - sm.mean_jct_s / fair_jct) : 0.0,
                     sm.mean_slowdown, sm.p99_slowdown, sm.sched_ms_per_epoch, r.sched_time_s.size(), p.reshuffles(),
-                    p.comparisons(), cpu);
+                    p.comparisons(), p.gated(), p.decisions(), p.jobs_ever_gated(), cpu);
         std::fflush(stdout);
     }
     sim::LowerBound lb = sim::lower_bound(sc.topo, placed, sc.duration_s);
@@ -314,6 +406,14 @@ int main(int argc, char** argv) {
         else if (a == "--sizes") sizes = split(v);
         else if (a == "--policies") policies = split(v);
         else if (a == "--utilisation") o.utilisation = std::atof(v);
+        else if (a == "--placement") {
+            try {
+                o.placement = sim::parse_placement_rule(v);
+            } catch (const std::invalid_argument& e) {
+                std::fprintf(stderr, "bench-harmonics: %s\n", e.what());
+                return 2;
+            }
+        }
         else if (a == "--oversubscription") o.oversubscription = std::atof(v);
         else if (a == "--time-limit") o.time_limit_s = std::atof(v);
         else if (a == "--seed") o.seed = static_cast<unsigned>(std::atol(v));
@@ -325,6 +425,13 @@ int main(int argc, char** argv) {
         else if (a == "--arrival-rate") o.arrival_rate = std::atof(v);
         else if (a == "--jitter") o.jitter = std::atof(v);
         else if (a == "--duration") o.duration_s = std::atof(v);
+        else if (a == "--explain") o.explain = std::atoi(v) != 0;
+        else if (a == "--tuning") {
+            if (!parse_tuning(v, &g_tuning)) {
+                std::fprintf(stderr, "bench-harmonics: --tuning: bad key in '%s'\n", v);
+                return 2;
+            }
+        }
         else {
             std::fprintf(stderr, "bench-harmonics: unknown option %s\n", argv[i]);
             return 2;

@@ -40,6 +40,10 @@ void print_usage() {
         "                         generate a large-cluster workload\n"
         "  --utilisation U        generated cluster busy and fragmented: a share U of its\n"
         "                         nodes running jobs at time 0 (doc/scale.md); --jobs more arrive\n"
+        "  --placement RULE       generated jobs' node choice: rack-aware (topology/tree,\n"
+        "                         the default) or linear (no topology plugin: Slurm's best\n"
+        "                         fit over consecutive node indices, blind to leaves) or\n"
+        "                         scattered (the same, node order unrelated to racks)\n"
         "  --min-runtime S --max-runtime S\n"
         "                         generated jobs' isolated runtime range (default 300-1800 s)\n"
         "  --seed N               generator and policy seed (default 1)\n"
@@ -126,6 +130,7 @@ CliOptions parse_cli(int argc, char** argv) {
         else if (a == "--jobs") { o.jobs = static_cast<int>(to_long(a, value())); o.generate = true; }
         else if (a == "--arrival-rate") { o.arrival_rate = to_double(a, value()); o.generate = true; }
         else if (a == "--utilisation") { o.utilisation = to_double(a, value()); o.generate = true; }
+        else if (a == "--placement") { o.placement = value(); parse_placement_rule(o.placement); o.generate = true; }
         else if (a == "--min-runtime") { o.min_runtime_s = to_double(a, value()); o.generate = true; }
         else if (a == "--max-runtime") { o.max_runtime_s = to_double(a, value()); o.generate = true; }
         else if (a == "--compute-jitter") o.compute_jitter = to_double(a, value());
@@ -182,6 +187,7 @@ Scenario build_scenario(const CliOptions& o, HarmonicsConfig& cfg) {
         p.oversubscription = o.oversubscription;
         p.seed = o.seed;
         p.utilisation = o.utilisation;
+        p.placement = parse_placement_rule(o.placement);
         if (o.min_runtime_s >= 0) p.min_runtime_s = o.min_runtime_s;
         if (o.max_runtime_s >= 0) p.max_runtime_s = o.max_runtime_s;
         s = generate_scenario(p);

@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "model/model_library.h"
-#include "model/placement.h"
 #include "sim/placement_plan.h"
 #include "sim/random.h"
 
@@ -67,7 +66,8 @@ struct Held {
 
 // Runs the history before time 0 and returns the placements of the jobs
 // still running at its end, in the order they were placed.
-std::vector<std::vector<NodeId>> busy_snapshot(const Topology& topo, const GeneratorParams& p, Random& rng) {
+std::vector<std::vector<NodeId>> busy_snapshot(const Topology& topo, const GeneratorParams& p,
+                                               const std::vector<NodeId>& order, Random& rng) {
     const int total = static_cast<int>(topo.nodes().size());
     const int cap = std::max(1, total / 4);
     const int target = std::max(1, static_cast<int>(std::floor(p.utilisation * total + 1e-9)));
@@ -97,7 +97,7 @@ std::vector<std::vector<NodeId>> busy_snapshot(const Topology& topo, const Gener
             queue.push_back({draw_busy_size(rng, cap), rng.uniform(p.min_runtime_s, p.max_runtime_s)});
     };
     auto start = [&](std::size_t k) {
-        std::vector<NodeId> nodes = place_rack_aware(topo, is_free, queue[k].size);
+        std::vector<NodeId> nodes = place_by_rule(p.placement, topo, is_free, queue[k].size, order);
         for (NodeId n : nodes) is_free[n] = false;
         used += queue[k].size;
         live.push_back({nodes, t + queue[k].life});
@@ -177,11 +177,14 @@ Scenario generate_scenario(const GeneratorParams& p) {
     s.name = "generated";
     s.topo = Topology::make_two_level(p.racks, p.nodes_per_rack, p.node_Bps, p.oversubscription);
     s.duration_s = p.duration_s;
+    s.placement = p.placement;
+    // Its own stream, so the jobs drawn for a seed do not depend on the rule.
+    if (p.placement == PlacementRule::Scattered) s.node_order = scattered_node_order(s.topo, p.seed ^ 0x5ca77e7du);
     Random rng(p.seed);
     const int total = p.racks * p.nodes_per_rack;
     int id = 0;
     if (p.utilisation > 0) {
-        for (std::vector<NodeId>& nodes : busy_snapshot(s.topo, p, rng)) {
+        for (std::vector<NodeId>& nodes : busy_snapshot(s.topo, p, s.node_order, rng)) {
             JobSpec spec = draw_job(rng, ++id, static_cast<int>(nodes.size()), p);
             spec.arrival_s = 0;
             spec.placement = std::move(nodes);
@@ -219,6 +222,8 @@ Scenario generate_scenario(const GeneratorParams& p) {
                          std::to_string(p.jobs) + " arriving";
     else
         s.description += std::to_string(p.jobs) + " jobs";
+    if (p.placement != PlacementRule::RackAware)
+        s.description += std::string(", ") + placement_rule_name(p.placement) + " placement";
     s.description += ", seed " + std::to_string(p.seed);
     return s;
 }

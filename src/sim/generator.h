@@ -15,11 +15,18 @@
 //    nodes); the jobs still running when the history ends are the scenario's
 //    jobs at time 0, on the nodes the history gave them. `jobs` more may
 //    arrive afterwards (churn), placed the same way.
+//
+// `placement` chooses the rule for both: rack-aware (topology/tree, the
+// default), linear (no topology plugin: Slurm's best fit over consecutive
+// node indices, blind to leaves) or scattered (the same with a node order
+// unrelated to racks); placement_plan.h. doc/scale.md says why each is found
+// on production clusters.
 #pragma once
 
 #include <utility>
 #include <vector>
 
+#include "sim/placement_plan.h"
 #include "sim/scenario.h"
 
 namespace harmonics {
@@ -40,6 +47,8 @@ struct GeneratorParams {
     // Departures in the history before time 0, in multiples of the number of
     // jobs that fill the cluster to `utilisation` (more: closer to steady state).
     int history_rounds = 4;
+    // How the history and the arrivals choose nodes.
+    PlacementRule placement = PlacementRule::RackAware;
     unsigned seed = 1;
 };
 

@@ -11,6 +11,7 @@
 #include "model/model_library.h"
 #include "model/placement.h"
 #include "model/traffic.h"
+#include "sim/random.h"
 
 namespace harmonics {
 namespace sim {
@@ -32,22 +33,114 @@ namespace {
 
 struct Planner {
     const Topology& topo;
+    PlacementRule rule;
+    const std::vector<NodeId>& order;
     std::vector<double> busy_until;  // per node
 
-    // Nodes for `count` at time t (the shared rack-aware rule), or empty if
-    // not enough are free.
+    // Nodes for `count` at time t (the scenario's rule), or empty if not
+    // enough are free.
     std::vector<NodeId> choose(int count, double t) const {
         std::vector<bool> is_free(busy_until.size());
         for (std::size_t n = 0; n < busy_until.size(); ++n) is_free[n] = busy_until[n] <= t;
-        return place_rack_aware(topo, is_free, count);
+        return place_by_rule(rule, topo, is_free, count, order);
     }
+};
+
+// A run of free nodes at consecutive indices of Slurm's node order.
+struct Run {
+    int first;  // index of its first node
+    int size;
 };
 
 }  // namespace
 
-void plan_placements(const Topology& topo, std::vector<JobSpec>& specs) {
+const char* placement_rule_name(PlacementRule r) {
+    switch (r) {
+    case PlacementRule::Linear: return "linear";
+    case PlacementRule::Scattered: return "scattered";
+    default: return "rack-aware";
+    }
+}
+
+PlacementRule parse_placement_rule(const std::string& name) {
+    if (name == "rack-aware") return PlacementRule::RackAware;
+    if (name == "linear") return PlacementRule::Linear;
+    if (name == "scattered") return PlacementRule::Scattered;
+    throw std::invalid_argument("--placement: '" + name + "' is not a placement rule (rack-aware, linear, scattered)");
+}
+
+std::vector<NodeId> place_linear(const Topology& topo, const std::vector<bool>& is_free, int count,
+                                 const std::vector<NodeId>& order) {
+    if (is_free.size() != topo.nodes().size())
+        throw std::invalid_argument("place_linear: free mask has " + std::to_string(is_free.size()) + " entries for " +
+                                    std::to_string(topo.nodes().size()) + " nodes");
+    if (!order.empty() && order.size() != is_free.size())
+        throw std::invalid_argument("place_linear: node order has " + std::to_string(order.size()) + " entries for " +
+                                    std::to_string(is_free.size()) + " nodes");
+    std::vector<NodeId> out;
+    if (count <= 0) return out;
+    // Runs are over Slurm's index (a position in `order`), not the node id.
+    auto node_at = [&](int idx) { return order.empty() ? static_cast<NodeId>(idx) : order[idx]; };
+    std::vector<Run> runs;
+    int total = 0;
+    for (int idx = 0; idx < static_cast<int>(is_free.size()); ++idx) {
+        NodeId n = node_at(idx);
+        if (n < 0 || n >= static_cast<NodeId>(is_free.size()))
+            throw std::invalid_argument("place_linear: node id " + std::to_string(n) + " is not in the topology");
+        if (!is_free[n]) continue;
+        ++total;
+        if (!runs.empty() && runs.back().first + runs.back().size == idx) ++runs.back().size;
+        else runs.push_back({idx, 1});
+    }
+    if (total < count) return out;
+    int missing = count;
+    while (missing > 0) {
+        // Slurm's choice (select/cons_tres _eval_nodes, no required nodes):
+        // the first run large enough, replaced by a strictly smaller one that
+        // is too; while none is, the largest (first on ties).
+        int best = -1;
+        bool best_fits = false;
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            if (runs[i].size == 0) continue;
+            bool fits = runs[i].size >= missing;
+            if (best == -1 || (fits && !best_fits) || (fits && runs[i].size < runs[best].size) ||
+                (!fits && !best_fits && runs[i].size > runs[best].size)) {
+                best = static_cast<int>(i);
+                best_fits = fits;
+            }
+        }
+        Run& r = runs[best];
+        int take = std::min(r.size, missing);
+        for (int k = 0; k < take; ++k) out.push_back(node_at(r.first + k));
+        r.first += take;
+        r.size -= take;
+        missing -= take;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<NodeId> place_by_rule(PlacementRule rule, const Topology& topo, const std::vector<bool>& is_free, int count,
+                                  const std::vector<NodeId>& order) {
+    if (rule == PlacementRule::RackAware) return place_rack_aware(topo, is_free, count);
+    if (rule == PlacementRule::Linear) return place_linear(topo, is_free, count);
+    if (order.empty()) throw std::invalid_argument("scattered placement needs the node order (scattered_node_order)");
+    return place_linear(topo, is_free, count, order);
+}
+
+std::vector<NodeId> scattered_node_order(const Topology& topo, unsigned seed) {
+    std::vector<NodeId> order(topo.nodes().size());
+    std::iota(order.begin(), order.end(), 0);
+    // Fisher-Yates with the simulator's own generator: the same on every machine.
+    Random rng(seed);
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    return order;
+}
+
+void plan_placements(const Topology& topo, std::vector<JobSpec>& specs, PlacementRule rule,
+                     const std::vector<NodeId>& node_order) {
     double node_Bps = topo.nodes().empty() ? 12.5e9 : topo.link(topo.node(0).up).capacity_Bps;
-    Planner p{topo, std::vector<double>(topo.nodes().size(), 0.0)};
+    Planner p{topo, rule, node_order, std::vector<double>(topo.nodes().size(), 0.0)};
     std::vector<std::size_t> order(specs.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

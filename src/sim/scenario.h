@@ -7,6 +7,7 @@
 
 #include "model/job.h"
 #include "sim/engine.h"
+#include "sim/placement_plan.h"
 #include "topology/topology.h"
 
 namespace harmonics {
@@ -19,6 +20,9 @@ struct Scenario {
     std::vector<JobSpec> specs;
     double epoch_s = 1.0;
     double duration_s = 0;  // 0: until every job has finished
+    // How jobs without a placement get their nodes (prepare_jobs).
+    PlacementRule placement = PlacementRule::RackAware;
+    std::vector<NodeId> node_order;  // Slurm's index order for Scattered (placement_plan.h)
     // Window of the timeline plot; both 0: chosen from the jobs' periods.
     double trace_from_s = 0, trace_to_s = 0;
 };

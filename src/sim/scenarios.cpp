@@ -119,7 +119,7 @@ std::vector<SimJob> prepare_jobs(Scenario& scenario) {
     for (const JobSpec& s : scenario.specs)
         if (!find_model(s.model))
             throw std::runtime_error("job " + std::to_string(s.id) + ": unknown model '" + s.model + "'");
-    plan_placements(scenario.topo, scenario.specs);
+    plan_placements(scenario.topo, scenario.specs, scenario.placement, scenario.node_order);
     std::vector<SimJob> jobs;
     jobs.reserve(scenario.specs.size());
     for (const JobSpec& s : scenario.specs) {

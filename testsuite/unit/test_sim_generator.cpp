@@ -146,3 +146,90 @@ TEST(SimNoise, ComputeJitterStaysInBoundsAndIsReproducible) {
     RunResult c = simulate(t, {j}, nullptr, ec);
     EXPECT_NE(a.jobs[0].finish_s, c.jobs[0].finish_s);
 }
+
+// Two leaves of four nodes: ids 0-3 under the first, 4-7 under the second.
+TEST(SimPlacementRules, LinearTakesTheSmallestRunThatFitsAcrossLeafBoundaries) {
+    Topology t = Topology::make_two_level(2, 4, 12.5e9, 3.0);
+    std::vector<bool> is_free(8, true);
+    is_free[0] = is_free[1] = false;  // free: 2-7, one run straddling the leaves
+    std::vector<NodeId> lin = place_linear(t, is_free, 4);
+    EXPECT_EQ(lin, (std::vector<NodeId>{2, 3, 4, 5}));
+    // topology/tree keeps the same job inside the empty second leaf.
+    EXPECT_EQ(place_by_rule(PlacementRule::RackAware, t, is_free, 4), (std::vector<NodeId>{4, 5, 6, 7}));
+    // Runs {2,3} and {5,6,7}: best fit picks the smaller run that holds the job ...
+    is_free[4] = false;
+    EXPECT_EQ(place_linear(t, is_free, 2), (std::vector<NodeId>{2, 3}));
+    EXPECT_EQ(place_linear(t, is_free, 3), (std::vector<NodeId>{5, 6, 7}));
+    // ... and with no run large enough, the largest whole, then the best fit for the rest.
+    EXPECT_EQ(place_linear(t, is_free, 4), (std::vector<NodeId>{2, 5, 6, 7}));
+    EXPECT_TRUE(place_linear(t, is_free, 6).empty());
+    EXPECT_THROW(place_linear(t, std::vector<bool>(7, true), 1), std::invalid_argument);
+}
+
+TEST(SimPlacementRules, ScatteredFollowsTheNodeOrderNotTheIds) {
+    Topology t = Topology::make_two_level(2, 4, 12.5e9, 3.0);
+    std::vector<NodeId> order = scattered_node_order(t, 1);
+    std::vector<NodeId> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<NodeId>{0, 1, 2, 3, 4, 5, 6, 7}));
+    EXPECT_EQ(order, scattered_node_order(t, 1));
+    EXPECT_NE(order, scattered_node_order(t, 2));
+    // An empty cluster: the first three nodes of the order, whatever their ids.
+    std::vector<NodeId> got = place_by_rule(PlacementRule::Scattered, t, std::vector<bool>(8, true), 3, order);
+    std::vector<NodeId> want(order.begin(), order.begin() + 3);
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want);
+    EXPECT_THROW(place_by_rule(PlacementRule::Scattered, t, std::vector<bool>(8, true), 3), std::invalid_argument);
+    EXPECT_THROW(parse_placement_rule("random"), std::invalid_argument);
+    EXPECT_EQ(parse_placement_rule(placement_rule_name(PlacementRule::Scattered)), PlacementRule::Scattered);
+    EXPECT_EQ(parse_placement_rule(placement_rule_name(PlacementRule::Linear)), PlacementRule::Linear);
+}
+
+// The regime the rule is for: with 10 % of the nodes idle, topology/tree
+// keeps every job that fits a leaf inside one, Slurm's topology-blind default
+// does not, and a node order unrelated to racks spreads nearly every job.
+TEST(SimPlacementRules, TopologyBlindPlacementSpansLeavesWhereRackAwareDoesNot) {
+    GeneratorParams p = busy(0.9);
+    Fragmentation rack = fragmentation(generate_scenario(p).topo, generate_scenario(p).specs);
+    p.placement = PlacementRule::Linear;
+    Scenario lin_s = generate_scenario(p);
+    EXPECT_EQ(lin_s.placement, PlacementRule::Linear);
+    Fragmentation lin = fragmentation(lin_s.topo, lin_s.specs);
+    p.placement = PlacementRule::Scattered;
+    Scenario sc_s = generate_scenario(p);
+    Fragmentation sc = fragmentation(sc_s.topo, sc_s.specs);
+    ASSERT_GT(rack.leaf_fit, 50);
+    EXPECT_LE(rack.leaf_fit_spanning * 20, rack.leaf_fit) << rack.leaf_fit_spanning << " of " << rack.leaf_fit;
+    EXPECT_GE(lin.leaf_fit_spanning * 5, lin.leaf_fit) << lin.leaf_fit_spanning << " of " << lin.leaf_fit;
+    EXPECT_GT(lin.shared_uplinks, 4 * std::max(1, rack.shared_uplinks));
+    EXPECT_GE(sc.spanning * 10, sc.multi_node * 9) << sc.spanning << " of " << sc.multi_node;
+    // The rule changes where jobs run, not which jobs run.
+    ASSERT_EQ(lin_s.specs.size(), generate_scenario(busy(0.9)).specs.size());
+    for (std::size_t i = 0; i < lin_s.specs.size(); ++i) {
+        EXPECT_EQ(lin_s.specs[i].model, sc_s.specs[i].model);
+        EXPECT_EQ(lin_s.specs[i].nodes, sc_s.specs[i].nodes);
+    }
+}
+
+TEST(SimPlacementRules, ChurnIsPlacedByTheScenariosRule) {
+    GeneratorParams p = busy(0.5);
+    p.racks = 16;
+    p.jobs = 30;
+    p.arrival_rate = 2;
+    p.placement = PlacementRule::Scattered;
+    Scenario s = generate_scenario(p);
+    ASSERT_EQ(s.node_order.size(), 128u);
+    prepare_jobs(s);
+    int arrivals = 0, spanning = 0;
+    for (const JobSpec& j : s.specs) {
+        ASSERT_EQ(static_cast<int>(j.placement.size()), j.nodes) << "job " << j.id;
+        if (j.arrival_s <= 0 || j.nodes < 2) continue;
+        ++arrivals;
+        std::set<SwitchId> leaves;
+        for (NodeId n : j.placement) leaves.insert(s.topo.node(n).leaf);
+        spanning += leaves.size() > 1;
+    }
+    ASSERT_GT(arrivals, 10);
+    // Rack-aware would keep most of these small arrivals in one leaf.
+    EXPECT_GE(spanning * 10, arrivals * 8) << spanning << " of " << arrivals;
+}
