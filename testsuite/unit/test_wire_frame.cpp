@@ -117,6 +117,24 @@ TEST(WireFrame, GarbagePayloadAndEmptyEnvelope) {
     EXPECT_EQ(decode_frame(empty, sizeof empty, kDefaultMaxFrame, &env, &used), FrameStatus::BadPayload);
 }
 
+TEST(WireFrame, FieldNumberZeroIsGarbageEvenNested) {
+    // A profile report whose nested message holds field 0 spelt 0x80 0x00
+    // (found by the fuzzer): protobuf-c keeps it as an unknown field and
+    // would write it back as a tag it refuses. It is refused on the way in.
+    const std::vector<std::uint8_t> f = {
+        'H', 'X', 1, 0, 0, 0, 0, 0x23, 0x5a, 0x21, 0x08, 0x07, 0x10, 0x01, 0x21, 0x08, 0xae, 0x47,
+        0xe1, 0x01, 0x01, 0x00, 0x60, 0x80, 0x00, 0x40, 0x85, 0x34, 0x6f, 0x6f, 0x99, 0x99, 0x99, 0xb9,
+        0x3f, 0x11, 0x7b, 0x14, 0xb3, 0x47, 0xe1, 0x7a, 0x94};
+    EnvelopePtr env;
+    std::size_t used = 0;
+    EXPECT_EQ(decode_frame(f.data(), f.size(), 4096, &env, &used), FrameStatus::BadPayload);
+    // The same frame with a real (unknown) field number instead still decodes:
+    // a newer peer's additions are kept, not refused.
+    std::vector<std::uint8_t> g = f;
+    g[23] = 0xf8;  // 0xf8 0x00: field 15, wire type 0, spelt the same non-minimal way
+    EXPECT_EQ(decode_frame(g.data(), g.size(), 4096, &env, &used), FrameStatus::Ok);
+}
+
 TEST(WireFrame, DecoderByteByByteAndBackToBack) {
     std::vector<std::uint8_t> stream;
     for (int i = 0; i < 5; ++i) {

@@ -17,6 +17,40 @@ const char* frame_status_name(FrameStatus s) {
     return "?";
 }
 
+namespace {
+
+// protobuf-c accepts a field number 0 spelt as a non-minimal varint (0x80
+// 0x00) and keeps it as an unknown field, which it would then write back as
+// 0x00, a tag it refuses. Field 0 is invalid protobuf: such a message is
+// garbage, whatever else it holds. Unknown fields with real numbers stay
+// (a newer peer's additions).
+bool has_field_zero(const ProtobufCMessage* m) {
+    for (unsigned i = 0; i < m->n_unknown_fields; ++i)
+        if (m->unknown_fields[i].tag == 0) return true;
+    const ProtobufCMessageDescriptor* d = m->descriptor;
+    const char* base = reinterpret_cast<const char*>(m);
+    for (unsigned f = 0; f < d->n_fields; ++f) {
+        const ProtobufCFieldDescriptor& fd = d->fields[f];
+        if (fd.type != PROTOBUF_C_TYPE_MESSAGE) continue;
+        if (fd.label == PROTOBUF_C_LABEL_REPEATED) {
+            const std::size_t n = *reinterpret_cast<const std::size_t*>(base + fd.quantifier_offset);
+            auto* const* v = *reinterpret_cast<ProtobufCMessage* const* const*>(base + fd.offset);
+            for (std::size_t k = 0; k < n; ++k)
+                if (v[k] && has_field_zero(v[k])) return true;
+        } else {
+            // A oneof member other than the one set shares the storage: skip it.
+            if ((fd.flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                *reinterpret_cast<const std::uint32_t*>(base + fd.quantifier_offset) != fd.id)
+                continue;
+            auto* sub = *reinterpret_cast<ProtobufCMessage* const*>(base + fd.offset);
+            if (sub && has_field_zero(sub)) return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
 void EnvelopeFree::operator()(Harmonics__Envelope* e) const {
     if (e) harmonics__envelope__free_unpacked(e, nullptr);
 }
@@ -68,6 +102,7 @@ FrameStatus decode_frame(const std::uint8_t* p, std::size_t n, std::uint32_t max
     // An envelope with no body (or a body number from a newer peer) carries
     // nothing we can act on.
     if (e->body_case == HARMONICS__ENVELOPE__BODY__NOT_SET) return FrameStatus::BadPayload;
+    if (has_field_zero(&e->base)) return FrameStatus::BadPayload;
     *env = std::move(owned);
     *consumed = kHeaderSize + len;
     return FrameStatus::Ok;
