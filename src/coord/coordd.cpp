@@ -118,14 +118,8 @@ bool Coordd::start(std::string* err) {
     started_ = mono_s();
 
     evthread_use_pthreads();   // the Slurm worker wakes the loop
-    base_ = event_base_new();
-    if (!base_) {
-        *err = "event_base_new failed";
-        return false;
-    }
     wire::ConnLimits lim;
-    lim.max_frame = std::uint32_t(cfg_.max_frame_bytes);
-    lim.idle_timeout_s = opts_.idle_timeout_s;
+    if (!wire::open_daemon_loop(cfg_.max_frame_bytes, opts_.idle_timeout_s, &base_, &lim, err)) return false;
     tcp_ = std::make_unique<wire::Listener>(base_, lim, &counters_);
     unix_ = std::make_unique<wire::Listener>(base_, lim, &counters_);
     tcp_->on_accept([this](wire::Connection& c) { accept(tcp_.get(), c); });

@@ -133,14 +133,8 @@ bool Schedd::start(std::string* err) {
     leaf_name_ = topo.sw(leaf_).name;
     apply_config(std::move(cfg), std::move(topo));
 
-    base_ = event_base_new();
-    if (!base_) {
-        *err = "event_base_new failed";
-        return false;
-    }
     wire::ConnLimits lim;
-    lim.max_frame = std::uint32_t(cfg_.max_frame_bytes);
-    lim.idle_timeout_s = opts_.idle_timeout_s;
+    if (!wire::open_daemon_loop(cfg_.max_frame_bytes, opts_.idle_timeout_s, &base_, &lim, err)) return false;
     hooks_ = std::make_unique<wire::Listener>(base_, lim, &counters_);
     hooks_->on_accept([this](wire::Connection& c) {
         c.set_auth(cfg_.munge_socket, [this](Harmonics__Role r, std::uint32_t uid) { return authorize_hook(r, uid); },

@@ -152,34 +152,6 @@ void explain_leaves(const Topology& topo, const std::vector<JobProfile>& jobs) {
     }
 }
 
-// A diagnostic variant of the harmonics policy with other LocalTuning knobs
-// (--tuning key=value,...; policy name "harmonics-tuned"): what a change of
-// the local scheduler's rules would gain, measured without rebuilding the
-// library. Same two tiers and warm start as harmonics.
-class TunedHarmonics : public Policy {
-public:
-    TunedHarmonics(const PolicyOptions& opts, const LocalTuning& t) : local_(opts, t) {}
-    std::string name() const override { return "harmonics-tuned"; }
-    Decisions decide(const Topology& topo, const std::vector<JobProfile>& jobs, double now_s, EpochReason) override {
-        std::map<JobId, JobDecision> previous;
-        for (const JobProfile& j : jobs) {
-            auto p = previous_.find(j.id);
-            if (p != previous_.end()) previous.insert(*p);
-        }
-        CoordinationResult r = coordinator_.plan(topo, jobs, previous, local_, now_s);
-        previous_ = r.jobs;
-        Decisions d;
-        d.jobs = std::move(r.jobs);
-        d.sched_time_s = r.slowest_leaf_s + r.coordinator_s;
-        return d;
-    }
-
-private:
-    LocalScheduler local_;
-    GlobalCoordinator coordinator_;
-    std::map<JobId, JobDecision> previous_;
-};
-
 // "max_stretch=0.1,max_gated_residual=1e9,...": returns false on an unknown key.
 bool parse_tuning(const std::string& text, LocalTuning* t) {
     std::stringstream ss(text);
@@ -204,7 +176,9 @@ bool parse_tuning(const std::string& text, LocalTuning* t) {
 LocalTuning g_tuning;  // --tuning, for harmonics-tuned
 
 std::unique_ptr<Policy> make_bench_policy(const std::string& name, const PolicyOptions& opts) {
-    if (name == "harmonics-tuned") return std::make_unique<TunedHarmonics>(opts, g_tuning);
+    // A diagnostic variant (--tuning key=value,...): the same two tiers with
+    // other local-scheduler rules, without rebuilding the library.
+    if (name == "harmonics-tuned") return make_harmonics_policy(opts, g_tuning, "harmonics-tuned");
     return make_policy(name, opts);
 }
 

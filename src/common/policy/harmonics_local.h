@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,15 @@ std::vector<LinkId> leaf_links(const Topology& topo, SwitchId leaf);
 bool same_schedule(const JobDecision& a, const JobDecision& b);
 // True when `job` loads one of `links`.
 bool job_loads(const JobProfile& job, const std::vector<LinkId>& links);
+
+class LocalScheduler;
+
+// The two tiers as a Policy: one LocalScheduler per leaf plus the global
+// coordinator (harmonics-sim's "harmonics"). Another tuning, under another
+// name, measures what a change of the local scheduler's rules would gain
+// (bench-harmonics' "harmonics-tuned").
+std::unique_ptr<Policy> make_harmonics_policy(const PolicyOptions& opts, const LocalTuning& tuning = {},
+                                              const std::string& name = "harmonics");
 
 class LocalScheduler {
 public:

@@ -11,8 +11,9 @@ namespace {
 
 class HarmonicsPolicy : public Policy {
 public:
-    explicit HarmonicsPolicy(const PolicyOptions& opts) : local_(opts) {}
-    std::string name() const override { return "harmonics"; }
+    HarmonicsPolicy(const PolicyOptions& opts, const LocalTuning& tuning, const std::string& name)
+        : local_(opts, tuning), name_(name) {}
+    std::string name() const override { return name_; }
 
     Decisions decide(const Topology& topo, const std::vector<JobProfile>& jobs, double now_s, EpochReason) override {
         // Departed jobs leave the warm start.
@@ -31,14 +32,16 @@ public:
 
 private:
     LocalScheduler local_;
+    std::string name_;
     GlobalCoordinator coordinator_;
     std::map<JobId, JobDecision> previous_;
 };
 
 }  // namespace
 
-std::unique_ptr<Policy> make_harmonics_policy(const PolicyOptions& opts) {
-    return std::make_unique<HarmonicsPolicy>(opts);
+std::unique_ptr<Policy> make_harmonics_policy(const PolicyOptions& opts, const LocalTuning& tuning,
+                                              const std::string& name) {
+    return std::make_unique<HarmonicsPolicy>(opts, tuning, name);
 }
 
 }  // namespace harmonics

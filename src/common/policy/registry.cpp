@@ -1,11 +1,11 @@
 // Policies by name. Each policy file defines its make_*_policy factory.
 #include "config.h"
+#include "policy/harmonics_local.h"
 #include "policy/policy.h"
 
 namespace harmonics {
 
 std::unique_ptr<Policy> make_fair_policy();
-std::unique_ptr<Policy> make_harmonics_policy(const PolicyOptions& opts);
 std::unique_ptr<Policy> make_cassini_policy(const PolicyOptions& opts);
 std::unique_ptr<Policy> make_crux_policy();
 #ifdef HAVE_CBC

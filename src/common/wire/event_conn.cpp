@@ -24,6 +24,18 @@
 
 namespace harmonics::wire {
 
+bool open_daemon_loop(std::size_t max_frame_bytes, double idle_timeout_s, event_base** base, ConnLimits* lim,
+                      std::string* err) {
+    *base = event_base_new();
+    if (!*base) {
+        *err = "event_base_new failed";
+        return false;
+    }
+    lim->max_frame = std::uint32_t(max_frame_bytes);
+    lim->idle_timeout_s = idle_timeout_s;
+    return true;
+}
+
 namespace {
 
 timeval to_tv(double s) {

@@ -42,6 +42,12 @@ struct ConnLimits {
     std::size_t max_output = 8u << 20;  // bytes queued to a slow peer before closing it
 };
 
+// What every daemon starts with: its event loop, and the limits of the
+// connections it accepts (harmonics.conf MaxFrame, the daemon's idle timeout).
+// False (with *err) when libevent cannot make a loop.
+bool open_daemon_loop(std::size_t max_frame_bytes, double idle_timeout_s, event_base** base, ConnLimits* lim,
+                      std::string* err);
+
 class Connection;
 
 // Decides whether a peer that presented `role` as `uid` may stay. Returns ""
