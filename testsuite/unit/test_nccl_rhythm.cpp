@@ -185,3 +185,26 @@ TEST(NcclRhythm, MissedSlotsDoNotChangeTheOwnRhythm) {
   // period - held is the job's own 96 ms.
   EXPECT_NEAR(double(r.period_ns) - double(r.phases[0].held_ns), 96e6, 1e6);
 }
+
+TEST(NcclRhythm, JobsSlidingThroughEachOtherStillHaveARhythm) {
+  // Three identical jobs running free on one uplink slide through each
+  // other: each iteration's all-reduce takes 54 to 163 ms as the overlap
+  // changes, so the period swings from 176 to 285 ms, while the job's own
+  // compute stays 122 ms. The schedd must hear of the job (it is the one
+  // that needs scheduling most), with that compute.
+  const uint64_t comm[] = {159, 156, 150, 137, 110, 57, 54, 93, 128, 146, 154, 159, 161, 163};
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * kMs;
+  for (int rep = 0; rep < 2; ++rep)
+    for (uint64_t c : comm) {
+      e.add(CollSample{t, t + c * kMs, 1 << 20});
+      t += (c + 122) * kMs;
+      e.flush(t);
+      const Rhythm r = e.estimate();
+      if (e.bursts() >= 4) {
+        ASSERT_TRUE(r.valid) << "after " << e.bursts() << " bursts";
+        ASSERT_EQ(r.phases.size(), 1u);
+        EXPECT_NEAR(double(r.period_ns) - double(r.phases[0].duration_ns), 122e6, 1e6);
+      }
+    }
+}

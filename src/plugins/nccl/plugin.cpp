@@ -362,7 +362,14 @@ static int hx_record_state(void* eHandle, int state, ProfStateArgsV5* args) {
     if (h.kind == Kind::KernelCh && state == kStateKernelChStop) {
       CollRec* r = p->colls.live(h.slot, h.gen);
       const uint64_t pt = args->kernelCh.pTimer;
-      if (r != nullptr && pt != 0) max_store(r->gpu_end, pt);
+      if (r != nullptr && pt != 0) {
+        max_store(r->gpu_end, pt);
+        // The stop callback follows its GPU event closely too: another upper
+        // bound on the offset for the minimum filter. Start callbacks alone
+        // may all come late (a proxy busy with the collective itself), and a
+        // minimum over late samples moves with the collectives' durations.
+        p->clock.sample(now_ns(), pt);
+      }
     } else if (h.kind == Kind::ProxyStep && state == kStateProxyStepSendWait) {
       if (CollRec* r = p->colls.live(h.slot, h.gen))
         r->net_bytes.fetch_add(args->proxyStep.transSize, std::memory_order_relaxed);

@@ -57,31 +57,41 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
   const size_t take = std::min(bursts_.size(), size_t(m) * kRecentIterations + 1);
   const std::vector<Burst> bursts(bursts_.end() - long(take), bursts_.end());
   const size_t n = bursts.size();
-  std::vector<uint64_t> diffs;
-  size_t bytes_match = 0;
   // The job's own rhythm: burst to burst, less what the gate held the later
   // bursts. A gated job that now and then misses its slot (held almost a
   // whole period more) keeps the same own period; the raw one would jump.
+  // Its compute: the own rhythm less the m bursts' durations. Jobs running
+  // free on a shared link slide through each other, so their collectives
+  // and periods swing by tens of percent from one iteration to the next
+  // while their compute does not: the pattern is judged on compute, which
+  // is steady exactly when the job is, however its neighbours collide.
+  std::vector<uint64_t> own, comp;
+  size_t bytes_match = 0;
   for (size_t i = 0; i + size_t(m) < n; ++i) {
-    uint64_t d = bursts[i + size_t(m)].start - bursts[i].start, held = 0;
+    uint64_t d = bursts[i + size_t(m)].start - bursts[i].start, held = 0, busy = 0;
     for (size_t k = i + 1; k <= i + size_t(m); ++k) held += bursts[k].held;
-    diffs.push_back(d > held ? d - held : 0);
+    for (size_t k = i; k < i + size_t(m); ++k) busy += bursts[k].end - bursts[k].start;
+    const uint64_t o = d > held ? d - held : 0;
+    own.push_back(o);
+    comp.push_back(o > busy ? o - busy : 0);
     const uint64_t a = bursts[i].bytes, b = bursts[i + size_t(m)].bytes;
     if (absdiff(a, b) <= std::max(a, b) / 20) ++bytes_match;
   }
-  const size_t pairs = diffs.size();
-  std::vector<uint64_t> tmp = diffs;
-  const uint64_t period = median_of(tmp);
+  const size_t pairs = own.size();
+  std::vector<uint64_t> tmp = own;
+  const uint64_t period = median_of(tmp);  // the scale of every tolerance
   if (period == 0) return false;
+  tmp = comp;
+  const uint64_t compute = median_of(tmp);
   std::vector<uint64_t> dev;
-  for (uint64_t d : diffs) dev.push_back(absdiff(d, period));
+  for (uint64_t c : comp) dev.push_back(absdiff(c, compute));
   const uint64_t mad = median_of(dev);
   if (double(mad) > kMaxPeriodSpread * double(period)) return false;
-  // A window straddling a change of rhythm (a schedule starting or stopping)
-  // may still fit some pattern of several bursts: the older and the newer
-  // half must agree on the period.
-  const auto half = diffs.begin() + long(pairs / 2);
-  std::vector<uint64_t> older(diffs.begin(), half), newer(half, diffs.end());
+  // A window straddling a change of rhythm (a schedule starting or stopping,
+  // a new phase of training) may still fit some pattern of several bursts:
+  // the older and the newer half must agree.
+  const auto half = comp.begin() + long(pairs / 2);
+  std::vector<uint64_t> older(comp.begin(), half), newer(half, comp.end());
   if (double(absdiff(median_of(older), median_of(newer))) > kMaxPeriodSpread * double(period)) return false;
   if (double(bytes_match) < kMinBytesMatch * double(pairs)) return false;
 
@@ -124,7 +134,7 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
   if (!found) return false;
 
   out->valid = true;
-  out->period_ns = period;  // plus the phases' holds, below
+  out->period_ns = compute;  // plus the phases' durations and holds, below
   out->jitter_ns = mad;
   out->bursts_per_iteration = m;
   out->iteration_start_ns = bursts[last_first].start;
@@ -141,9 +151,9 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
     }
     out->phases.push_back(
         Phase{median_of(off), median_of(dur), median_of(bytes), pause[size_t((first + p) % m)], median_of(held)});
-    // Reported period = own rhythm + typical holds, so that period - holds
-    // (what schedd plans with) is the own rhythm exactly.
-    out->period_ns += out->phases.back().held_ns;
+    // Reported period = compute + typical phases + typical holds, so that
+    // period - holds - phases (what schedd plans with) is the compute exactly.
+    out->period_ns += out->phases.back().duration_ns + out->phases.back().held_ns;
   }
   return true;
 }
