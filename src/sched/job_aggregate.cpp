@@ -44,10 +44,8 @@ std::optional<JobSummary> JobAggregate::summarize(double now_s, double fresh_s) 
     std::size_t nph = std::max_element(counts.begin(), counts.end(),
                                        [](auto& a, auto& b) { return a.second < b.second; })->first;
     JobSummary out;
-    std::vector<double> v;
-    for (auto* s : fresh) v.push_back(s->period_s);
-    double period = median(v);
     out.ranks = int(fresh.size());
+    double busy = 0;   // the summary's phases and holds, per iteration
     for (std::size_t k = 0; k < nph; ++k) {
         PhaseSample p;
         std::vector<double> off, dur, by, held;
@@ -62,13 +60,26 @@ std::optional<JobSummary> JobAggregate::summarize(double now_s, double fresh_s) 
         p.duration_s = median(dur);
         p.bytes = median(by);
         p.held_s = median(held);
+        busy += p.duration_s + p.held_s;
         out.phases.push_back(p);
     }
-    if (smoothed_period_ > 0 && std::fabs(period - smoothed_period_) <= 0.2 * smoothed_period_)
-        smoothed_period_ = 0.7 * smoothed_period_ + 0.3 * period;
+    // What is smoothed is the compute (period less phases and holds), and the
+    // period is rebuilt from it: smoothing the period alone while phases and
+    // holds follow at once makes period - holds - phases (the compute schedd
+    // plans with) dip or jump whenever a schedule starts or stops holding.
+    std::vector<double> v;
+    for (auto* s : fresh) {
+        if (s->phases.size() != nph) continue;
+        double c = s->period_s;
+        for (const PhaseSample& ph : s->phases) c -= ph.duration_s + ph.held_s;
+        v.push_back(std::max(0.0, c));
+    }
+    double compute = median(v);
+    if (smoothed_compute_ >= 0 && std::fabs(compute - smoothed_compute_) <= 0.2 * smoothed_compute_)
+        smoothed_compute_ = 0.7 * smoothed_compute_ + 0.3 * compute;
     else
-        smoothed_period_ = period;
-    out.period_s = smoothed_period_;
+        smoothed_compute_ = compute;
+    out.period_s = smoothed_compute_ + busy;
     return out;
 }
 

@@ -38,8 +38,9 @@ public:
     // many phases, rank beyond the bound); such reports are counted, not kept.
     bool add(int rank, RankSample s);
     // Median over ranks heard from within `fresh_s`; nullopt when none is.
-    // Smooths the period over calls (EWMA) unless it moved by more than 20%,
-    // which is a real change of rhythm, not jitter.
+    // Smooths the compute (period less phases and holds) over calls (EWMA)
+    // unless it moved by more than 20%, which is a real change of rhythm, not
+    // jitter; the period is that compute plus the phases and holds.
     std::optional<JobSummary> summarize(double now_s, double fresh_s);
     void forget(int rank) { ranks_.erase(rank); }
     std::size_t ranks() const { return ranks_.size(); }
@@ -50,7 +51,7 @@ public:
 private:
     std::size_t max_ranks_ = 4096;
     std::map<int, RankSample> ranks_;
-    double smoothed_period_ = 0;
+    double smoothed_compute_ = -1;   // none yet
     std::uint64_t rejected_ = 0;
 };
 

@@ -157,3 +157,26 @@ TEST(JobAggregate, HeldIsTheMedianOverRanksAndMustBeSane) {
     bad.phases.push_back({0.0, 0.08, 1e9, -0.01});
     EXPECT_FALSE(a.add(7, bad));
 }
+
+TEST(JobAggregate, ComputeHoldsStillWhenAScheduleStartsHolding) {
+    // Free under contention: 0.30 s, of which 0.18 s all-reduce. Gated: the
+    // all-reduce runs alone (0.08 s) after a 0.05 s hold, period 0.25 s. The
+    // job's compute is 0.12 s throughout, and so must the summary's be.
+    JobAggregate a;
+    RankSample free_run;
+    free_run.period_s = 0.30;
+    free_run.phases.push_back({0.0, 0.18, 1e9, 0.0});
+    a.add(0, free_run);
+    auto s = a.summarize(0, 1);
+    ASSERT_TRUE(s);
+    EXPECT_NEAR(s->period_s - s->phases[0].duration_s - s->phases[0].held_s, 0.12, 1e-12);
+    RankSample gated;
+    gated.period_s = 0.25;
+    gated.phases.push_back({0.0, 0.08, 1e9, 0.05});
+    gated.received_s = 1;
+    a.add(0, gated);
+    s = a.summarize(1, 1);
+    ASSERT_TRUE(s);
+    EXPECT_NEAR(s->period_s, 0.25, 1e-12);
+    EXPECT_NEAR(s->period_s - s->phases[0].duration_s - s->phases[0].held_s, 0.12, 1e-12);
+}
