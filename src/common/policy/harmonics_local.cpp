@@ -371,7 +371,7 @@ SlotSolution search(const SlotProblem& sp, const LocalTuning& t, double budget_s
     // Polish collisions away off the grid, or, when none is left, pack the
     // bursts so a newcomer finds one gap.
     if (s.cost > stretch_only(sp) + 1e-12) return refine_with_anchors(sp, s, budget_s - main_s, st);
-    return compact_bursts(sp, s);
+    return compact_bursts(sp, s, t.guard);
 }
 
 // Last epoch's schedule, with jobs that have none placed around it.

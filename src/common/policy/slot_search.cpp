@@ -4,6 +4,7 @@
 #include "policy/slot_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <limits>
 #include <numeric>
@@ -432,7 +433,7 @@ SlotSolution refine_with_anchors(const SlotProblem& p, const SlotSolution& start
     return sol;
 }
 
-SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start) {
+SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start, double margin) {
     if (p.hyperperiod_slots <= 0 || start.shift.size() != p.jobs.size()) return start;
     LoadState st(p);
     std::vector<int> shift = start.shift;
@@ -443,17 +444,30 @@ SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start) {
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return shift[a] < shift[b]; });
     const double before = st.excess();
-    for (size_t k = 1; k < order.size(); ++k) {
-        const size_t prev = order[k - 1], i = order[k];
-        if (p.jobs[i].fixed_shift >= 0) continue;
-        Bursts bp = bursts_of(p.jobs[prev]), bi = bursts_of(p.jobs[i]);
-        if (bp.ends.empty() || bi.starts.empty()) continue;
-        const int P = p.jobs[i].period_slots;
-        int target = ((shift[prev] + bp.ends.back() - bi.starts.front()) % P + P) % P;
-        if (target == shift[i]) continue;
-        double cur = -st.apply(i, shift[i], -1);
-        if (st.delta(i, target) <= cur + 1e-12) shift[i] = target;
-        st.apply(i, shift[i], +1);
+    // A move can be blocked by a successor that has not moved yet: a few
+    // passes, at most one per job, until nothing moves.
+    bool moved = true;
+    for (size_t pass = 0; moved && pass < order.size(); ++pass) {
+        moved = false;
+        for (size_t k = 1; k < order.size(); ++k) {
+            const size_t prev = order[k - 1], i = order[k];
+            if (p.jobs[i].fixed_shift >= 0) continue;
+            Bursts bp = bursts_of(p.jobs[prev]), bi = bursts_of(p.jobs[i]);
+            if (bp.ends.empty() || bi.starts.empty()) continue;
+            const int P = p.jobs[i].period_slots;
+            // A margin after the predecessor's burst: a job released a hair
+            // late (the OS, a straggling rank) must not run into the next
+            // one's slot.
+            const int gap = static_cast<int>(std::ceil(margin * P - 1e-9));
+            int target = ((shift[prev] + bp.ends.back() + gap - bi.starts.front()) % P + P) % P;
+            if (target == shift[i]) continue;
+            double cur = -st.apply(i, shift[i], -1);
+            if (st.delta(i, target) <= cur + 1e-12) {
+                shift[i] = target;
+                moved = true;
+            }
+            st.apply(i, shift[i], +1);
+        }
     }
     SlotSolution sol = start;
     if (st.excess() <= before + 1e-12) {
