@@ -115,9 +115,7 @@ void Schedd::apply_config(HarmonicsConfig cfg, Topology topo) {
     cfg_ = std::move(cfg);
     topo_ = std::move(topo);
     const PolicyOptions po = policy_options(cfg_);
-    LocalTuning tune;
-    tune.max_stretch = std::max(0.0, cfg_.max_stretch - 1.0);
-    local_ = std::make_unique<LocalScheduler>(po, tune);
+    local_ = std::make_unique<LocalScheduler>(po, local_tuning(po));
     slurm_uid_known_ = false;
     if (passwd* pw = getpwnam(cfg_.slurm_user.c_str())) {
         slurm_uid_ = pw->pw_uid;

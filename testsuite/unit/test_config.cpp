@@ -216,6 +216,8 @@ TEST(HarmonicsConf, EachBadValueNamesLineAndKey) {
         {"Oversubscription=two\n", 1, "Oversubscription", "bad ratio"},
         {"MaxStretch=0.9\n", 1, "MaxStretch", "between 1"},
         {"ChangeThreshold=150%\n", 1, "ChangeThreshold", "[0, 1)"},
+        {"Guard=60%\n", 1, "Guard", "[0, 0.5)"},
+        {"Guard=lots\n", 1, "Guard", "bad fraction"},
         {"SchedPort=70000\n", 1, "SchedPort", "bad port"},
         {"CoordAddress=ctl1\n", 1, "CoordAddress", "use host:port"},
         {"CoordSocket=run/c.sock\n", 1, "CoordSocket", "must be absolute"},
@@ -527,9 +529,11 @@ TEST(HarmonicsConfDocs, ManPageDocumentsEveryKey) {
 }
 
 TEST(HarmonicsConfDocs, PolicyOptionsComeFromTheConfig) {
-    HarmonicsConfig c = parse_harmonics_conf_text("Slot=2ms ChangeThreshold=0.1 LocalBudget=5ms SolverTimeLimit=1min Seed=9",
-                                                  "h.conf");
+    HarmonicsConfig c = parse_harmonics_conf_text(
+        "Slot=2ms ChangeThreshold=0.1 LocalBudget=5ms SolverTimeLimit=1min Seed=9 Guard=3% MaxStretch=1.1", "h.conf");
     PolicyOptions o = policy_options(c);
+    EXPECT_DOUBLE_EQ(o.guard, 0.03);
+    EXPECT_NEAR(o.max_stretch, 0.1, 1e-12);
     EXPECT_DOUBLE_EQ(o.slot_s, 0.002);
     EXPECT_DOUBLE_EQ(o.change_threshold, 0.1);
     EXPECT_DOUBLE_EQ(o.local_budget_s, 0.005);

@@ -3,6 +3,8 @@
 // warm starts.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <sys/resource.h>
 
 #include <chrono>
@@ -308,19 +310,26 @@ TEST(LocalScheduler, BurstsArePackedWithAMarginForLateReleases) {
     std::vector<LinkId> links = leaf_links(topo, leaf);
     std::vector<JobProfile> jobs;
     for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 0.100, 0.025, links, 1.0));
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
-    ASSERT_EQ(r.jobs.size(), 3u);
-    std::vector<double> phase;
-    double period = 0;
-    for (const auto& [id, d] : r.jobs) {
-        ASSERT_TRUE(d.gated);
-        period = d.period_s;
-        phase.push_back(std::fmod(d.origin_s + d.shift_s, d.period_s));
-    }
-    std::sort(phase.begin(), phase.end());
-    for (size_t k = 0; k < phase.size(); ++k) {
-        const double next = k + 1 < phase.size() ? phase[k + 1] : phase[0] + period;
-        EXPECT_GE(next - phase[k], 0.025 + 0.002 - 1e-9) << "burst " << k;
+    // Guard 1% (default): periods of 101 slots, bursts >= 2 slots apart;
+    // Guard 3% (harmonics.conf Guard=3%): periods of 103, bursts >= 4 apart.
+    for (auto [guard, period_want, gap] : {std::tuple{0.01, 0.101, 0.002}, std::tuple{0.03, 0.103, 0.004}}) {
+        PolicyOptions po;
+        po.guard = guard;
+        LeafResult r = LocalScheduler(po, local_tuning(po)).decide(topo, leaf_problem(topo, leaf, jobs));
+        ASSERT_EQ(r.jobs.size(), 3u);
+        std::vector<double> phase;
+        double period = 0;
+        for (const auto& [id, d] : r.jobs) {
+            ASSERT_TRUE(d.gated);
+            period = d.period_s;
+            phase.push_back(std::fmod(d.origin_s + d.shift_s, d.period_s));
+        }
+        EXPECT_NEAR(period, period_want, 1e-9) << "guard " << guard;
+        std::sort(phase.begin(), phase.end());
+        for (size_t k = 0; k < phase.size(); ++k) {
+            const double next = k + 1 < phase.size() ? phase[k + 1] : phase[0] + period;
+            EXPECT_GE(next - phase[k], 0.025 + gap - 1e-9) << "guard " << guard << ", burst " << k;
+        }
     }
 }
 

@@ -32,6 +32,19 @@ std::string set_bandwidth(double* out, const std::string& v) {
     return parse_bandwidth(v, out) ? "" : bad("bandwidth", v, kBandwidthHint);
 }
 
+// A fraction in [0, below), as a number or a percentage ("0.02", "2%").
+std::string set_fraction(double* out, const std::string& v, double below, const char* hint) {
+    double f;
+    if (!parse_number(v, &f, true)) return bad("fraction", v, hint);
+    if (f < 0 || f >= below) {
+        char hi[32];
+        std::snprintf(hi, sizeof hi, "%g", below);
+        return "fraction '" + v + "' must be in [0, " + hi + ")";
+    }
+    *out = f;
+    return "";
+}
+
 std::string set_duration(double* out, const std::string& v, double min_s, bool min_exclusive) {
     double s;
     if (!parse_duration(v, &s)) return bad("duration", v, kDurationHint);
@@ -101,13 +114,10 @@ const KeySpec kGlobalKeys[] = {
     {"Epoch", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.epoch_s, v, 0, true); }},
     {"Slot", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.slot_s, v, 0, true); }},
     {"ChangeThreshold",
-     [](HarmonicsConfig& c, const std::string& v) -> std::string {
-         double t;
-         if (!parse_number(v, &t, true)) return bad("fraction", v, "use e.g. 0.02 or 2%");
-         if (t < 0 || t >= 1) return "fraction '" + v + "' must be in [0, 1)";
-         c.change_threshold = t;
-         return "";
+     [](HarmonicsConfig& c, const std::string& v) {
+         return set_fraction(&c.change_threshold, v, 1, "use e.g. 0.02 or 2%");
      }},
+    {"Guard", [](HarmonicsConfig& c, const std::string& v) { return set_fraction(&c.guard, v, 0.5, "use e.g. 0.01 or 1%"); }},
     {"LocalBudget", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.local_budget_s, v, 0, true); }},
     {"MaxStretch",
      [](HarmonicsConfig& c, const std::string& v) -> std::string {
@@ -329,6 +339,7 @@ std::string format_harmonics_conf(const HarmonicsConfig& c) {
     line("Epoch", format_duration(c.epoch_s));
     line("Slot", format_duration(c.slot_s));
     line("ChangeThreshold", number(c.change_threshold));
+    line("Guard", number(c.guard));
     line("LocalBudget", format_duration(c.local_budget_s));
     line("MaxStretch", number(c.max_stretch));
     line("SolverTimeLimit", format_duration(c.solver_time_limit_s));

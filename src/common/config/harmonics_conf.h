@@ -42,6 +42,7 @@ struct HarmonicsConfig {
     double epoch_s = 1.0;                // Epoch: period of the scheduling round
     double slot_s = 0.001;               // Slot: resolution of the slot grid
     double change_threshold = 0.02;      // ChangeThreshold: min predicted gain to reshuffle
+    double guard = 0.01;                 // Guard: slack of a period over T_j, and between packed bursts
     double local_budget_s = 0.001;       // LocalBudget: per-leaf search time per decision
     double max_stretch = 1.05;           // MaxStretch: bound on P_j / T_j
     double solver_time_limit_s = 10.0;   // SolverTimeLimit: the optimal policy's CBC limit

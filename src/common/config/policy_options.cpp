@@ -8,6 +8,8 @@ PolicyOptions policy_options(const HarmonicsConfig& cfg) {
     o.slot_s = cfg.slot_s;
     o.change_threshold = cfg.change_threshold;
     o.local_budget_s = cfg.local_budget_s;
+    o.max_stretch = cfg.max_stretch > 1 ? cfg.max_stretch - 1 : 0;
+    o.guard = cfg.guard;
     o.seed = cfg.seed;
     return o;
 }

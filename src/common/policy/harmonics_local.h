@@ -79,6 +79,10 @@ bool job_loads(const JobProfile& job, const std::vector<LinkId>& links);
 
 class LocalScheduler;
 
+// The tuning harmonics.conf sets (MaxStretch, Guard), the rest at defaults:
+// what harmonics-schedd and harmonics-sim both run.
+LocalTuning local_tuning(const PolicyOptions& opts);
+
 // The two tiers as a Policy: one LocalScheduler per leaf plus the global
 // coordinator (harmonics-sim's "harmonics"). Another tuning, under another
 // name, measures what a change of the local scheduler's rules would gain

@@ -39,6 +39,13 @@ private:
 
 }  // namespace
 
+LocalTuning local_tuning(const PolicyOptions& opts) {
+    LocalTuning t;
+    t.max_stretch = opts.max_stretch;
+    t.guard = opts.guard;
+    return t;
+}
+
 std::unique_ptr<Policy> make_harmonics_policy(const PolicyOptions& opts, const LocalTuning& tuning,
                                               const std::string& name) {
     return std::make_unique<HarmonicsPolicy>(opts, tuning, name);

@@ -111,7 +111,7 @@ Decisions OptimalPolicy::decide(const Topology& topo, const std::vector<JobProfi
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     std::map<JobId, double> periods;
     for (const JobProfile& j : jobs) periods[j.id] = iteration_period_s(j);
-    const LocalTuning tune;
+    const LocalTuning tune = local_tuning(opts_);
     // The optimum of an unchanged problem is unchanged: a periodic epoch with
     // the same jobs, their periods within harmonics' keep tolerance of those
     // last solved for, keeps the last solve.

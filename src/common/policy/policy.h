@@ -38,6 +38,8 @@ struct PolicyOptions {
     double slot_s = 0.001;           // slot grid resolution
     double change_threshold = 0.02;  // harmonics: min predicted gain to reshuffle
     double local_budget_s = 0.001;   // harmonics: per-leaf search budget
+    double max_stretch = 0.05;       // harmonics: a period may exceed T_j by this fraction
+    double guard = 0.01;             // harmonics: slack of a period over T_j and between packed bursts
     unsigned seed = 1;
 };
 

@@ -15,7 +15,7 @@ std::unique_ptr<Policy> make_optimal_policy(const PolicyOptions& opts);
 std::unique_ptr<Policy> make_policy(const std::string& name, const PolicyOptions& opts) {
     (void)opts;
     if (name == "fair") return make_fair_policy();
-    if (name == "harmonics") return make_harmonics_policy(opts);
+    if (name == "harmonics") return make_harmonics_policy(opts, local_tuning(opts));
     if (name == "cassini") return make_cassini_policy(opts);
     if (name == "crux") return make_crux_policy();
 #ifdef HAVE_CBC
