@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -16,28 +15,13 @@
 #include "sched/job_profile.h"
 #include "state/leaf_summary.h"
 #include "topology/hostlist.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 namespace harmonics::coord {
 
 namespace {
 
-double mono_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-double wall_s() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-timeval to_tv(double s) {
-    timeval tv;
-    tv.tv_sec = long(s);
-    tv.tv_usec = long((s - double(tv.tv_sec)) * 1e6);
-    return tv;
-}
-bool same_decision(const JobDecision& a, const JobDecision& b) {
-    return a.gated == b.gated && std::fabs(a.shift_s - b.shift_s) < 1e-9 && std::fabs(a.period_s - b.period_s) < 1e-9 &&
-           std::fabs(a.origin_s - b.origin_s) < 1e-9;
-}
 void fill_schedule(Harmonics__Schedule* s, JobId id, const JobDecision& d, std::uint64_t epoch, const std::string& owner) {
     s->job_id = id;
     s->gated = d.gated;
@@ -132,7 +116,7 @@ bool Coordd::start(std::string* err) {
     }
 
     tick_ev_ = event_new(base_, -1, EV_PERSIST, tick_cb, this);
-    timeval tv = to_tv(cfg_.epoch_s);
+    timeval tv = to_timeval(cfg_.epoch_s);
     event_add(tick_ev_, &tv);
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
         event* e = evsignal_new(base_, sig, signal_cb, this);
@@ -196,7 +180,7 @@ void Coordd::reload() {
     topo_ = std::move(topo);
     log_set_level(cfg_.log_level);
     for (SwitchId s : topo_.leaves()) leaves_[topo_.sw(s).name].name = topo_.sw(s).name;
-    timeval tv = to_tv(cfg_.epoch_s);
+    timeval tv = to_timeval(cfg_.epoch_s);
     event_add(tick_ev_, &tv);
     HLOG_INFO("SIGHUP: configuration reloaded from %s", cfg_.path.c_str());
 }
@@ -377,7 +361,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
             d.shift_s = s->shift_s;
             d.period_s = s->period_s;
             d.origin_s = s->origin_s;
-            if (!j.decision || !same_decision(*j.decision, d)) comment_soon();
+            if (!j.decision || !same_gate(*j.decision, d)) comment_soon();
             j.decision = d;
             j.decision_epoch = s->has_epoch ? s->epoch : 0;
         }
@@ -391,7 +375,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
         d.shift_s = s->shift_s;
         d.period_s = s->period_s;
         d.origin_s = s->origin_s;
-        if (!j.decision || !same_decision(*j.decision, d)) {
+        if (!j.decision || !same_gate(*j.decision, d)) {
             j.decision = d;
             j.decision_epoch = s->has_epoch ? s->epoch : 0;
             if (j.leaves.size() > 1) notify_leaves(j);
@@ -643,7 +627,7 @@ void Coordd::comment_soon(double delay_s) {
     double due = mono_s() + delay_s;
     if (comment_due_ > 0 && comment_due_ <= due) return;   // already sooner
     comment_due_ = due;
-    timeval tv = to_tv(delay_s);
+    timeval tv = to_timeval(delay_s);
     event_add(comment_ev_, &tv);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "config.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #ifdef HARMONICS_WITH_SLURM
@@ -104,7 +105,7 @@ bool SlurmLink::take_loaded(std::vector<SlurmJob>* jobs, std::string* err) {
 // Worker thread. At most one warning a minute, saying how many failures it
 // stands for: slurmctld being away must not flood the log.
 void SlurmLink::warn_failure(std::int64_t id, const std::string& why) {
-    double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    const double now = mono_s();
     ++unwarned_;
     if (now - last_warn_ < 60) {
         HLOG_DEBUG("AdminComment of job %lld not updated: %s", (long long)id, why.c_str());

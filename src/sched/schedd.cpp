@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -14,38 +13,23 @@
 #include "config/policy_options.h"
 #include "job_profile.h"
 #include "topology/hostlist.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 namespace harmonics::sched {
 
 namespace {
 
-double mono_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 double thread_cpu_s() {
     timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-double wall_s() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-timeval to_tv(double s) {
-    timeval tv;
-    tv.tv_sec = long(s);
-    tv.tv_usec = long((s - double(tv.tv_sec)) * 1e6);
-    return tv;
 }
 std::string short_hostname() {
     char h[256] = {0};
     gethostname(h, sizeof h - 1);
     std::string s(h);
     return s.substr(0, s.find('.'));
-}
-bool same_decision(const JobDecision& a, const JobDecision& b) {
-    return a.gated == b.gated && std::fabs(a.shift_s - b.shift_s) < 1e-9 && std::fabs(a.period_s - b.period_s) < 1e-9 &&
-           std::fabs(a.origin_s - b.origin_s) < 1e-9;
 }
 JobDecision from_schedule(const Harmonics__Schedule& s) {
     JobDecision d;
@@ -161,7 +145,7 @@ bool Schedd::start(std::string* err) {
     }
 
     epoch_ev_ = event_new(base_, -1, EV_PERSIST, epoch_cb, this);
-    timeval tv = to_tv(cfg_.epoch_s);
+    timeval tv = to_timeval(cfg_.epoch_s);
     event_add(epoch_ev_, &tv);
     soon_ev_ = event_new(base_, -1, 0, soon_cb, this);
     for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
@@ -229,7 +213,7 @@ void Schedd::reload() {
     leaf_ = leaf;
     apply_config(std::move(cfg), std::move(topo));
     if (cfg_.epoch_s != old_epoch) {
-        timeval tv = to_tv(cfg_.epoch_s);
+        timeval tv = to_timeval(cfg_.epoch_s);
         event_add(epoch_ev_, &tv);
     }
     HLOG_INFO("SIGHUP: configuration reloaded from %s (epoch %.3f s)", cfg_.path.c_str(), cfg_.epoch_s);
@@ -362,7 +346,7 @@ void Schedd::decide_soon() {
     // Coalesce a burst (all ranks of a new job) into one decision.
     if (soon_pending_ || !soon_ev_) return;
     soon_pending_ = true;
-    timeval tv = to_tv(0.005);
+    timeval tv = to_timeval(0.005);
     event_add(soon_ev_, &tv);
 }
 
@@ -468,7 +452,7 @@ void Schedd::decide(EpochReason why) {
             d = r->second;
         }
         d.owner_leaf = owns(j) ? leaf_ : topo_.find_switch(j.owner_leaf);
-        if (!j.decision || !same_decision(*j.decision, d)) {
+        if (!j.decision || !same_gate(*j.decision, d)) {
             j.decision = d;
             j.decision_epoch = owns(j) ? epoch_ : j.fixed_epoch;
             // A change of schedule is news an admin may need to explain: say
@@ -694,7 +678,7 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
         j.owner_leaf = owner;
         if (ji->decision && owner != leaf_name_) {
             JobDecision d = from_schedule(*ji->decision);
-            if (!j.fixed || !same_decision(*j.fixed, d)) changed = true;
+            if (!j.fixed || !same_gate(*j.fixed, d)) changed = true;
             j.fixed = d;
             j.fixed_epoch = ji->decision->has_epoch ? ji->decision->epoch : 0;
         }

@@ -5,6 +5,7 @@
 // no I/O: the simulator and the daemons feed them and carry out the decisions.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +24,14 @@ struct JobDecision {
     int priority = 0;          // 0 = highest; used when uses_priorities()
     SwitchId owner_leaf = -1;  // harmonics: the leaf that decides this job
 };
+
+// The same gate, field by field within a nanosecond (what the daemons compare
+// before pushing or recording a decision; harmonics_local.h's same_schedule
+// also takes equal phases as equal).
+inline bool same_gate(const JobDecision& a, const JobDecision& b) {
+    return a.gated == b.gated && std::fabs(a.shift_s - b.shift_s) < 1e-9 && std::fabs(a.period_s - b.period_s) < 1e-9 &&
+           std::fabs(a.origin_s - b.origin_s) < 1e-9;
+}
 
 enum class EpochReason { Epoch, Arrival, Departure };
 

@@ -12,8 +12,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 
+#include "util/clock.h"
 #include "wire/address.h"
 #include "wire/munge_auth.h"
 
@@ -198,14 +198,6 @@ bool Client::recv(EnvelopePtr* env, int timeout_ms, std::string* err) {
     }
 }
 
-namespace {
-std::int64_t unix_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-}  // namespace
-
 bool Client::handshake(Harmonics__Role role, const std::string& name, const std::string& munge_socket,
                        int timeout_ms, std::string* err) {
     Harmonics__Hello hello = HARMONICS__HELLO__INIT;
@@ -226,7 +218,7 @@ bool Client::handshake(Harmonics__Role role, const std::string& name, const std:
     env.body_case = HARMONICS__ENVELOPE__BODY_HELLO;
     env.hello = &hello;
     has_offset_ = false;
-    const std::int64_t sent_ns = unix_ns();
+    const std::int64_t sent_ns = unix_time_ns();
     if (!send(env, timeout_ms, err)) return false;
     EnvelopePtr reply;
     if (!recv(&reply, timeout_ms, err)) {
@@ -250,7 +242,7 @@ bool Client::handshake(Harmonics__Role role, const std::string& name, const std:
     }
     if (reply->hello_ack->has_server_time_ns) {
         // The server read its clock about halfway through the round trip.
-        const std::int64_t mid_ns = sent_ns + (unix_ns() - sent_ns) / 2;
+        const std::int64_t mid_ns = sent_ns + (unix_time_ns() - sent_ns) / 2;
         offset_s_ = double(std::int64_t(reply->hello_ack->server_time_ns) - mid_ns) * 1e-9;
         has_offset_ = true;
     }

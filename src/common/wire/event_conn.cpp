@@ -16,8 +16,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "wire/address.h"
 #include "wire/munge_auth.h"
@@ -38,12 +38,6 @@ bool open_daemon_loop(std::size_t max_frame_bytes, double idle_timeout_s, event_
 
 namespace {
 
-timeval to_tv(double s) {
-    timeval tv;
-    tv.tv_sec = long(s);
-    tv.tv_usec = long((s - double(tv.tv_sec)) * 1e6);
-    return tv;
-}
 
 std::string sockaddr_str(const sockaddr* sa) {
     char buf[INET6_ADDRSTRLEN] = "?";
@@ -85,7 +79,7 @@ Connection::Connection(std::uint64_t id, bufferevent* bev, std::string peer, boo
     double first = server_ ? (lim_.idle_timeout_s > 0 ? std::min(lim_.idle_timeout_s, kHelloTimeout_s) : kHelloTimeout_s)
                            : lim_.idle_timeout_s;
     if (first > 0) {
-        timeval tv = to_tv(first);
+        timeval tv = to_timeval(first);
         bufferevent_set_timeouts(bev_, &tv, nullptr);
     }
     bufferevent_enable(bev_, EV_READ | EV_WRITE);
@@ -135,7 +129,7 @@ void Connection::close(const std::string& why, bool flush) {
         // write_cb finishes the close, the timeout bounds it.
         closing_ = true;
         bufferevent_disable(bev_, EV_READ);
-        timeval tv = to_tv(1.0);
+        timeval tv = to_timeval(1.0);
         bufferevent_set_timeouts(bev_, nullptr, &tv);
         pending_why_ = why;
         return;
@@ -274,7 +268,7 @@ void Connection::handle_hello(EnvelopePtr env) {
         }
     }
     authed_ = true;
-    timeval idle = to_tv(lim_.idle_timeout_s);
+    timeval idle = to_timeval(lim_.idle_timeout_s);
     bufferevent_set_timeouts(bev_, lim_.idle_timeout_s > 0 ? &idle : nullptr, nullptr);
     Harmonics__HelloAck ack = HARMONICS__HELLO_ACK__INIT;
     ack.ok = 1;
@@ -282,10 +276,8 @@ void Connection::handle_hello(EnvelopePtr env) {
     ack.uid = uid;
     ack.server = const_cast<char*>(server_name_.c_str());
     // Lets the client estimate its clock's offset from ours (ProfileReport.clock_offset_s).
-    timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     ack.has_server_time_ns = 1;
-    ack.server_time_ns = std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+    ack.server_time_ns = std::uint64_t(unix_time_ns());
     Harmonics__Envelope out = HARMONICS__ENVELOPE__INIT;
     out.body_case = HARMONICS__ENVELOPE__BODY_HELLO_ACK;
     out.hello_ack = &ack;
@@ -418,7 +410,7 @@ void Dialer::reap_cb(int, short, void* arg) { static_cast<Dialer*>(arg)->dead_.r
 void Dialer::schedule_retry(const std::string& why) {
     backoff_s_ = backoff_s_ <= 0 ? min_backoff_s : std::min(max_backoff_s, backoff_s_ * 2);
     HLOG_DEBUG("%s: %s; retrying in %.1f s", address_.c_str(), why.c_str(), backoff_s_);
-    timeval tv = to_tv(backoff_s_);
+    timeval tv = to_timeval(backoff_s_);
     event_add(retry_ev_, &tv);
 }
 
