@@ -455,6 +455,14 @@ void expect_sane(const LeafResult& r, const LeafProblem& pb) {
     }
 }
 
+// One decision and the wall time it took.
+LeafResult timed_decide(const LocalScheduler& ls, const Topology& topo, const LeafProblem& pb, double* seconds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    LeafResult r = ls.decide(topo, pb);
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
+
 }  // namespace
 
 // A daemon must not blow up from a workload: 64 cross-leaf jobs of 8 distinct
@@ -469,14 +477,11 @@ TEST(LocalSchedulerBounds, ManyDistinctPeriodsOnAFineGridStayBounded) {
     o.slot_s = 5e-6;
     LocalScheduler ls(o);
     const double rss0 = peak_rss_mb();
-    auto t0 = std::chrono::steady_clock::now();
-    LeafResult cold = ls.decide(topo, pb);
-    double cold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double cold_s = 0, warm_s = 0;
+    LeafResult cold = timed_decide(ls, topo, pb, &cold_s);
     expect_sane(cold, pb);
     pb.previous = cold.jobs;
-    t0 = std::chrono::steady_clock::now();
-    LeafResult warm = ls.decide(topo, pb);
-    double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    LeafResult warm = timed_decide(ls, topo, pb, &warm_s);
     expect_sane(warm, pb);
     EXPECT_LT(cold_s, 2.0);
     EXPECT_LT(warm_s, 2.0);
@@ -492,9 +497,8 @@ TEST(LocalSchedulerBounds, HundredsOfJobsOfSixteenPeriodsStayBounded) {
     o.slot_s = 2e-5;
     LocalScheduler ls(o);
     const double rss0 = peak_rss_mb();
-    auto t0 = std::chrono::steady_clock::now();
-    LeafResult r = ls.decide(topo, pb);
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double s = 0;
+    LeafResult r = timed_decide(ls, topo, pb, &s);
     expect_sane(r, pb);
     EXPECT_LT(s, 2.0);
     EXPECT_LT(peak_rss_mb() - rss0, 200.0);

@@ -77,8 +77,6 @@ bool same_schedule(const JobDecision& a, const JobDecision& b);
 // True when `job` loads one of `links`.
 bool job_loads(const JobProfile& job, const std::vector<LinkId>& links);
 
-class LocalScheduler;
-
 // The tuning harmonics.conf sets (MaxStretch, Guard), the rest at defaults:
 // what harmonics-schedd and harmonics-sim both run.
 LocalTuning local_tuning(const PolicyOptions& opts);

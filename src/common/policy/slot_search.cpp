@@ -444,6 +444,8 @@ SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start, dou
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return shift[a] < shift[b]; });
     const double before = st.excess();
+    std::vector<Bursts> b;
+    for (const SlotJob& j : p.jobs) b.push_back(bursts_of(j));
     // A move can be blocked by a successor that has not moved yet: a few
     // passes, at most one per job, until nothing moves.
     bool moved = true;
@@ -452,7 +454,7 @@ SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start, dou
         for (size_t k = 1; k < order.size(); ++k) {
             const size_t prev = order[k - 1], i = order[k];
             if (p.jobs[i].fixed_shift >= 0) continue;
-            Bursts bp = bursts_of(p.jobs[prev]), bi = bursts_of(p.jobs[i]);
+            const Bursts &bp = b[prev], &bi = b[i];
             if (bp.ends.empty() || bi.starts.empty()) continue;
             const int P = p.jobs[i].period_slots;
             // A margin after the predecessor's burst: a job released a hair

@@ -155,11 +155,11 @@ void start_coll(Plugin& p, Comm& c, uint32_t comm_slot, void** h, const ProfEven
   r->comm_slot.store(comm_slot, std::memory_order_relaxed);
   r->comm_gen.store(c.gen.load(std::memory_order_relaxed), std::memory_order_relaxed);
   r->seq.store(d->coll.seqNumber, std::memory_order_relaxed);
-  r->func.store(func_from_name(d->coll.func), std::memory_order_relaxed);
+  const Func func = func_from_name(d->coll.func);
+  r->func.store(func, std::memory_order_relaxed);
   const uint64_t bytes = uint64_t(d->coll.count) * datatype_size(d->coll.datatype);
   r->bytes.store(bytes, std::memory_order_relaxed);
-  r->edge_bytes.store(bytes_per_ring_edge(Func(r->func.load(std::memory_order_relaxed)), bytes,
-                                 c.nranks.load(std::memory_order_relaxed)),
+  r->edge_bytes.store(bytes_per_ring_edge(func, bytes, c.nranks.load(std::memory_order_relaxed)),
                       std::memory_order_relaxed);
   r->enqueue_ns.store(has_api && !replay ? api.enqueue_ns : now, std::memory_order_relaxed);
   r->gated_ns.store(has_api && !replay ? api.gated_ns : 0, std::memory_order_relaxed);

@@ -248,8 +248,9 @@ int cmd_badframes(const Opts& o) {
     return closed == int(cases.size()) ? 0 : 1;
 }
 
-// A hello whose credential is not valid MUNGE.
-int cmd_badcred(const Opts& o) {
+// Sends a Hello as `role` with credential `cred` on a fresh connection and
+// says whether the server refused it: REFUSED (exit 0) or ACCEPTED (exit 1).
+int hello_refused(const Opts& o, Harmonics__Role role, const std::string& cred) {
     Client c;
     std::string err;
     if (!c.connect(o.addr, 2000, &err)) {
@@ -258,8 +259,7 @@ int cmd_badcred(const Opts& o) {
     }
     Harmonics__Hello h = HARMONICS__HELLO__INIT;
     h.proto_version = kProtoVersion;
-    h.role = HARMONICS__ROLE__ROLE_HOOK;
-    std::string cred = "MUNGE:AwQDAACforgedforgedforged:";
+    h.role = role;
     h.munge_cred = const_cast<char*>(cred.c_str());
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
     env.body_case = HARMONICS__ENVELOPE__BODY_HELLO;
@@ -269,12 +269,20 @@ int cmd_badcred(const Opts& o) {
         std::printf("REFUSED (closed: %s)\n", err.c_str());
         return 0;
     }
-    if (r->body_case == HARMONICS__ENVELOPE__BODY_HELLO_ACK && !r->hello_ack->ok) {
-        std::printf("REFUSED %s\n", r->hello_ack->reason ? r->hello_ack->reason : "");
-        return 0;
+    if (r->body_case == HARMONICS__ENVELOPE__BODY_HELLO_ACK && r->hello_ack->ok) {
+        std::printf("ACCEPTED\n");
+        return 1;
     }
-    std::printf("ACCEPTED\n");
-    return 1;
+    const char* why = r->body_case == HARMONICS__ENVELOPE__BODY_HELLO_ACK ? r->hello_ack->reason
+                      : r->body_case == HARMONICS__ENVELOPE__BODY_ERROR  ? r->error->reason
+                                                                          : nullptr;
+    std::printf("REFUSED %s\n", why ? why : "");
+    return 0;
+}
+
+// A hello whose credential is not valid MUNGE.
+int cmd_badcred(const Opts& o) {
+    return hello_refused(o, HARMONICS__ROLE__ROLE_HOOK, "MUNGE:AwQDAACforgedforgedforged:");
 }
 
 // Connects with a role and reports whether the handshake succeeded.
@@ -296,33 +304,12 @@ int cmd_hello(const Opts& o, Harmonics__Role role) {
 // A real credential from our munged, but made for another service: the
 // server must refuse it as a Hello.
 int cmd_badpayload(const Opts& o) {
-    Client c;
     std::string err, cred;
-    if (!c.connect(o.addr, 2000, &err) || !munge_encode(o.munge, "slurm", &cred, &err)) {
+    if (!munge_encode(o.munge, "slurm", &cred, &err)) {
         std::printf("setup failed: %s\n", err.c_str());
         return 3;
     }
-    Harmonics__Hello h = HARMONICS__HELLO__INIT;
-    h.proto_version = kProtoVersion;
-    h.role = HARMONICS__ROLE__ROLE_CTL;
-    h.munge_cred = const_cast<char*>(cred.c_str());
-    Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
-    env.body_case = HARMONICS__ENVELOPE__BODY_HELLO;
-    env.hello = &h;
-    EnvelopePtr r;
-    if (!c.send(env, 2000, &err) || !c.recv(&r, 2000, &err)) {
-        std::printf("REFUSED (closed: %s)\n", err.c_str());
-        return 0;
-    }
-    if (r->body_case == HARMONICS__ENVELOPE__BODY_HELLO_ACK && r->hello_ack->ok) {
-        std::printf("ACCEPTED\n");
-        return 1;
-    }
-    const char* why = r->body_case == HARMONICS__ENVELOPE__BODY_HELLO_ACK ? r->hello_ack->reason
-                      : r->body_case == HARMONICS__ENVELOPE__BODY_ERROR  ? r->error->reason
-                                                                          : nullptr;
-    std::printf("REFUSED %s\n", why ? why : "");
-    return 0;
+    return hello_refused(o, HARMONICS__ROLE__ROLE_CTL, cred);
 }
 
 }  // namespace
