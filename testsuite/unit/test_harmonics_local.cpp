@@ -333,6 +333,71 @@ TEST(LocalScheduler, BurstsArePackedWithAMarginForLateReleases) {
     }
 }
 
+TEST(LocalScheduler, NewcomerKeepsTheGuardFromRunningJobs) {
+    // The demo's case: two 0.544 s rings gated 0.61 s apart in a 1.82 s
+    // period, and a third arriving an epoch later. Running jobs stay; the
+    // newcomer must not be packed flush behind the second ring (a ring
+    // released a few ms late would run into it every iteration): the free
+    // gap holds it with a guard (3% of the period) on both sides.
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 1.765, 0.544, links, 1.0));
+    PolicyOptions po;
+    po.guard = 0.03;
+    po.slot_s = 0.010;  // the demo's grid (harmonics.conf Slot=10ms at time scale x10)
+    LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    JobDecision first;
+    first.gated = true;
+    first.period_s = 1.82;
+    JobDecision second = first;
+    second.shift_s = 0.61;
+    pb.previous = {{1, first}, {2, second}};
+    LeafResult r = LocalScheduler(po, local_tuning(po)).decide(topo, pb);
+    ASSERT_EQ(r.jobs.size(), 3u);
+    for (const auto& [id, d] : pb.previous) ASSERT_TRUE(same_schedule(r.jobs.at(id), d)) << id;
+    const JobDecision& n = r.jobs.at(3);
+    ASSERT_TRUE(n.gated);
+    const double P = n.period_s, mine = std::fmod(n.origin_s + n.shift_s, P);
+    for (const auto& [id, d] : pb.previous) {
+        const double other = std::fmod(d.origin_s + d.shift_s, P);
+        const double after = std::fmod(mine - other + 2 * P, P);   // newcomer's start after `id`'s
+        const double before = std::fmod(other - mine + 2 * P, P);  // `id`'s start after the newcomer's
+        EXPECT_GE(after, 0.544 + 0.03 * P - 1e-9) << "newcomer too close behind job " << id;
+        EXPECT_GE(before, 0.544 + 0.03 * P - 1e-9) << "newcomer too close ahead of job " << id;
+    }
+}
+
+TEST(LocalScheduler, ShortFreeTimeIsSharedBetweenBursts) {
+    // Three 0.544 s rings in a 1.716 s period: 84 ms of free time, less than
+    // three 52 ms guards. Packing would leave guard, guard and what is left
+    // (nothing behind the second ring); the free time is shared instead.
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 1.666, 0.544, links, 1.0));
+    PolicyOptions po;
+    po.guard = 0.03;
+    LeafResult r = LocalScheduler(po, local_tuning(po)).decide(topo, leaf_problem(topo, leaf, jobs));
+    ASSERT_EQ(r.jobs.size(), 3u);
+    std::vector<double> phase;
+    double P = 0;
+    for (const auto& [id, d] : r.jobs) {
+        ASSERT_TRUE(d.gated);
+        P = d.period_s;
+        phase.push_back(std::fmod(d.origin_s + d.shift_s, P));
+    }
+    std::sort(phase.begin(), phase.end());
+    const double share = (P - 3 * 0.544) / 3;
+    ASSERT_GT(share, 0.01);
+    for (size_t k = 0; k < 3; ++k) {
+        const double next = k + 1 < 3 ? phase[k + 1] : phase[0] + P;
+        EXPECT_GE(next - phase[k] - 0.544, share - 0.002) << "gap after burst " << k << " (period " << P << ")";
+    }
+}
+
 TEST(LocalScheduler, ReshufflesWhenTheGainBeatsTheThreshold) {
     Topology topo = two_racks();
     SwitchId leaf = topo.leaves()[0];

@@ -4,6 +4,8 @@
 // better by more than the change threshold.
 #include "policy/harmonics_local.h"
 
+#include "policy/burst_packing.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -368,9 +370,11 @@ SlotSolution search(const SlotProblem& sp, const LocalTuning& t, double budget_s
     // Three quarters of the budget to the search, the rest to the off-grid polish.
     const double main_s = budget_s * 0.75;
     SlotSolution s = open <= t.exact_max_jobs ? solve_exact(sp, main_s, warm, st) : solve_greedy(sp, main_s, warm, st);
-    // Polish collisions away off the grid, or, when none is left, pack the
-    // bursts so a newcomer finds one gap.
-    if (s.cost > stretch_only(sp) + 1e-12) return refine_with_anchors(sp, s, budget_s - main_s, st);
+    // Polish collisions away off the grid; when none is left (found on the
+    // grid or by the polish, which puts bursts flush against each other),
+    // pack the bursts with margins so a newcomer finds one gap.
+    if (s.cost > stretch_only(sp) + 1e-12) s = refine_with_anchors(sp, s, budget_s - main_s, st);
+    if (s.cost > stretch_only(sp) + 1e-12) return s;
     return compact_bursts(sp, s, t.guard);
 }
 

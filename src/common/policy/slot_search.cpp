@@ -2,6 +2,7 @@
 // on an incremental load state: placing a job at a shift touches only the
 // slots where it communicates.
 #include "policy/slot_search.h"
+#include "policy/slot_state.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,115 +14,6 @@ namespace harmonics {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct SparseDemand {
-    int link;
-    std::vector<std::pair<int, double>> nz;  // (slot in period, capacity fraction)
-};
-
-// slot_excess of one link with suffix sums over its background mix, so a
-// slot costs a binary search instead of a walk over the mix.
-class ExcessFn {
-public:
-    explicit ExcessFn(const SlotLink& l) : weight_(l.weight) {
-        for (const auto& [y, p] : l.background_mix) y_.push_back(y);
-        psuf_.assign(y_.size() + 1, 0);
-        ysuf_.assign(y_.size() + 1, 0);
-        for (size_t k = y_.size(); k-- > 0;) {
-            psuf_[k] = psuf_[k + 1] + l.background_mix[k].second;
-            ysuf_[k] = ysuf_[k + 1] + l.background_mix[k].second * l.background_mix[k].first;
-        }
-    }
-    // Weighted excess of a slot whose jobs' load (background included) is x.
-    double operator()(double x) const {
-        if (y_.empty()) return weight_ * std::max(0.0, x - 1.0);
-        // Mix values with x + y > 1 contribute p·(x + y - 1).
-        size_t k = std::upper_bound(y_.begin(), y_.end(), 1.0 - x) - y_.begin();
-        return weight_ * std::max(0.0, (x - 1.0) * psuf_[k] + ysuf_[k]);
-    }
-
-private:
-    double weight_;
-    std::vector<double> y_, psuf_, ysuf_;
-};
-
-// Link loads over one hyperperiod and the weighted excess they carry.
-class LoadState {
-public:
-    explicit LoadState(const SlotProblem& p) : p_(p), H_(p.hyperperiod_slots) {
-        load_.resize(p.links.size());
-        for (size_t k = 0; k < p.links.size(); ++k) load_[k].assign(H_, p.links[k].background);
-        for (const SlotLink& l : p.links) fn_.emplace_back(l);
-        for (size_t k = 0; k < p.links.size(); ++k)
-            for (double x : load_[k]) excess_ += fn_[k](x);
-        jobs_.resize(p.jobs.size());
-        weight_.resize(p.jobs.size(), 0);
-        for (size_t i = 0; i < p.jobs.size(); ++i) {
-            for (const SlotDemand& d : p.jobs[i].demand) {
-                SparseDemand s{d.link, {}};
-                for (int t = 0; t < static_cast<int>(d.pattern.size()); ++t)
-                    if (d.pattern[t] > 0) {
-                        s.nz.push_back({t, d.pattern[t]});
-                        weight_[i] += d.pattern[t] / d.pattern.size();
-                    }
-                if (!s.nz.empty()) jobs_[i].push_back(std::move(s));
-            }
-        }
-    }
-
-    // Weighted excess job i would add at shift s (> 0 only where it overloads).
-    double delta(size_t i, int s) const {
-        double d = 0;
-        for_each_slot(i, s, [&](int link, int tau, double v) {
-            double before = load_[link][tau];
-            d += fn_[link](before + v) - fn_[link](before);
-        });
-        return d;
-    }
-    // Places (+1) or removes (-1) job i at shift s; returns the change in excess.
-    double apply(size_t i, int s, int sign) {
-        double d = 0;
-        for_each_slot(i, s, [&](int link, int tau, double v) {
-            double& L = load_[link][tau];
-            double before = L;
-            L += sign * v;
-            d += fn_[link](L) - fn_[link](before);
-        });
-        excess_ += d;
-        return d;
-    }
-    double excess() const { return excess_; }
-    double job_weight(size_t i) const { return weight_[i]; }
-
-private:
-    // Calls f(link, slot of the hyperperiod, demand) for every slot job i
-    // communicates in when its first collective starts at slot s.
-    template <typename F>
-    void for_each_slot(size_t i, int s, F&& f) const {
-        const int P = p_.jobs[i].period_slots;
-        for (const SparseDemand& sd : jobs_[i])
-            for (const auto& [t, v] : sd.nz) {
-                int base = t + s;
-                if (base >= P) base -= P;
-                for (int tau = base; tau < H_; tau += P) f(sd.link, tau, v);
-            }
-    }
-
-    const SlotProblem& p_;
-    int H_;
-    std::vector<std::vector<double>> load_;
-    std::vector<ExcessFn> fn_;
-    std::vector<std::vector<SparseDemand>> jobs_;
-    std::vector<double> weight_;
-    double excess_ = 0;
-};
-
-double stretch_cost(const SlotProblem& p) {
-    double c = 0;
-    for (const SlotJob& j : p.jobs)
-        if (j.isolated_period_s > 0) c += j.period_slots * p.slot_s / j.isolated_period_s - 1;
-    return c;
-}
 
 // Variable jobs, heaviest first (they have the fewest good places).
 std::vector<size_t> search_order(const SlotProblem& p, const LoadState& st) {
@@ -344,24 +236,6 @@ SlotSolution solve_exact(const SlotProblem& p, double budget_s, const std::vecto
 
 namespace {
 
-// Where each burst of a job starts and ends within its period (shift 0).
-struct Bursts {
-    std::vector<int> starts, ends;
-};
-
-Bursts bursts_of(const SlotJob& j) {
-    Bursts b;
-    std::vector<bool> busy(j.period_slots, false);
-    for (const SlotDemand& d : j.demand)
-        for (int t = 0; t < j.period_slots; ++t) busy[t] = busy[t] || d.pattern[t] > 0;
-    const int P = j.period_slots;
-    for (int t = 0; t < P; ++t) {
-        if (busy[t] && !busy[(t + P - 1) % P]) b.starts.push_back(t);
-        if (busy[t] && !busy[(t + 1) % P]) b.ends.push_back(t + 1);
-    }
-    return b;
-}
-
 // Shifts of job i that put one of its bursts right after, or right before,
 // a burst of another job at its current shift.
 // Marked in a bitmap of the period, so the list never outgrows P however many
@@ -429,52 +303,6 @@ SlotSolution refine_with_anchors(const SlotProblem& p, const SlotSolution& start
         sol.shift = shift;
         sol.cost = stretch_cost(p) + st.excess() / p.hyperperiod_slots;
         sol.optimal = false;  // better than the grid's optimum, so no longer a proof about it
-    }
-    return sol;
-}
-
-SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start, double margin) {
-    if (p.hyperperiod_slots <= 0 || start.shift.size() != p.jobs.size()) return start;
-    LoadState st(p);
-    std::vector<int> shift = start.shift;
-    for (size_t i = 0; i < p.jobs.size(); ++i) st.apply(i, shift[i], +1);
-    // Every job in order of shift; open ones move up against their predecessor
-    // (open or fixed).
-    std::vector<size_t> order(p.jobs.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return shift[a] < shift[b]; });
-    const double before = st.excess();
-    std::vector<Bursts> b;
-    for (const SlotJob& j : p.jobs) b.push_back(bursts_of(j));
-    // A move can be blocked by a successor that has not moved yet: a few
-    // passes, at most one per job, until nothing moves.
-    bool moved = true;
-    for (size_t pass = 0; moved && pass < order.size(); ++pass) {
-        moved = false;
-        for (size_t k = 1; k < order.size(); ++k) {
-            const size_t prev = order[k - 1], i = order[k];
-            if (p.jobs[i].fixed_shift >= 0) continue;
-            const Bursts &bp = b[prev], &bi = b[i];
-            if (bp.ends.empty() || bi.starts.empty()) continue;
-            const int P = p.jobs[i].period_slots;
-            // A margin after the predecessor's burst: a job released a hair
-            // late (the OS, a straggling rank) must not run into the next
-            // one's slot.
-            const int gap = static_cast<int>(std::ceil(margin * P - 1e-9));
-            int target = ((shift[prev] + bp.ends.back() + gap - bi.starts.front()) % P + P) % P;
-            if (target == shift[i]) continue;
-            double cur = -st.apply(i, shift[i], -1);
-            if (st.delta(i, target) <= cur + 1e-12) {
-                shift[i] = target;
-                moved = true;
-            }
-            st.apply(i, shift[i], +1);
-        }
-    }
-    SlotSolution sol = start;
-    if (st.excess() <= before + 1e-12) {
-        sol.shift = shift;
-        sol.cost = stretch_cost(p) + st.excess() / p.hyperperiod_slots;
     }
     return sol;
 }

@@ -38,10 +38,4 @@ SlotSolution solve_exact(const SlotProblem& p, double budget_s, const std::vecto
 SlotSolution refine_with_anchors(const SlotProblem& p, const SlotSolution& start, double budget_s,
                                  SearchStats* stats = nullptr);
 
-// Packs bursts back to back without adding excess: open jobs in order of
-// shift, each moved to start `margin` of its period (rounded up to slots)
-// after the previous one's burst ends when that is no worse. Free time then
-// gathers in one gap, where a newcomer fits without moving running jobs.
-SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start, double margin);
-
 }  // namespace harmonics
