@@ -13,6 +13,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -219,8 +220,14 @@ int main(int argc, char** argv) {
     }
     const auto scaled_ns = [&](double s) { return static_cast<std::int64_t>(s * a.scale * 1e9); };
     const std::size_t count = static_cast<std::size_t>(m->grad_bytes / 4);
+    // Iterations follow each other back to back in model time: the next one
+    // starts when this one's collective ended (as a GPU's next kernel does),
+    // not when this process woke up to read the fabric's DONE. Wake-up
+    // delays would otherwise lengthen every iteration a little and, worse,
+    // round the ends of rings finishing within one wake-up of each other to
+    // the same instant, locking jobs into step as no real fabric does.
+    std::int64_t t0 = unix_ns();
     for (long it = 0; it < a.iterations; ++it) {
-        const std::int64_t t0 = unix_ns();
         sleep_until_ns(t0 + scaled_ns((1 - m->overlap) * m->compute_s));
 
         // ncclAllReduce: CollApi on the user thread (the host gate may hold it
@@ -267,10 +274,11 @@ int main(int argc, char** argv) {
             }
             if (coll) prof->stopEvent(coll);
         }
-        sleep_until_ns(t0 + scaled_ns(m->compute_s));
-        const std::int64_t t1 = unix_ns();
+        const std::int64_t t1 = std::max(ce, t0 + scaled_ns(m->compute_s));
+        sleep_until_ns(t1);
         // Flushed per iteration: the demo follows progress while the job runs.
         if (out) out << it << ',' << t0 << ',' << cs << ',' << ce << ',' << t1 << std::endl;
+        t0 = t1;
     }
     if (prof) prof->finalize(ctx);
     return 0;

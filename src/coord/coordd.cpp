@@ -17,21 +17,12 @@
 #include "topology/hostlist.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "wire/schedule_msg.h"
 
 namespace harmonics::coord {
 
 namespace {
 
-void fill_schedule(Harmonics__Schedule* s, JobId id, const JobDecision& d, std::uint64_t epoch, const std::string& owner) {
-    s->job_id = id;
-    s->gated = d.gated;
-    s->has_shift_s = s->has_period_s = s->has_origin_s = s->has_epoch = 1;
-    s->shift_s = d.shift_s;
-    s->period_s = d.period_s;
-    s->origin_s = d.origin_s;
-    s->epoch = epoch;
-    s->owner_leaf = const_cast<char*>(owner.c_str());
-}
 // Keeps the C strings a JobInfo points to alive while it is packed.
 struct JobInfoBuf {
     Harmonics__JobInfo info = HARMONICS__JOB_INFO__INIT;
@@ -55,7 +46,7 @@ void fill_info(JobInfoBuf& b, const CoordJob& j, const std::string& state) {
     b.info.leaves = b.leaf_ptrs.data();
     b.info.owner_leaf = const_cast<char*>(j.owner.c_str());
     if (j.decision) {
-        fill_schedule(&b.sch, j.id, *j.decision, j.decision_epoch, j.owner);
+        wire::fill_schedule(&b.sch, j.id, *j.decision, j.decision_epoch, j.owner.c_str());
         b.info.decision = &b.sch;
     }
     b.state = state;
@@ -356,11 +347,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     if (owner.empty()) {
         // A leaf-local job: its schedd's decision, kept for harmonicsctl.
         if (j.leaves.size() <= 1) {
-            JobDecision d;
-            d.gated = s->gated;
-            d.shift_s = s->shift_s;
-            d.period_s = s->period_s;
-            d.origin_s = s->origin_s;
+            JobDecision d = wire::decision_of(*s);
             if (!j.decision || !same_gate(*j.decision, d)) comment_soon();
             j.decision = d;
             j.decision_epoch = s->has_epoch ? s->epoch : 0;
@@ -370,11 +357,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     // After a coordd restart the schedds remember who owned what.
     if (registering && j.owner.empty() && !owner.empty()) j.owner = owner;
     if (owner == leaf && j.owner == leaf) {
-        JobDecision d;
-        d.gated = s->gated;
-        d.shift_s = s->shift_s;
-        d.period_s = s->period_s;
-        d.origin_s = s->origin_s;
+        JobDecision d = wire::decision_of(*s);
         if (!j.decision || !same_gate(*j.decision, d)) {
             j.decision = d;
             j.decision_epoch = s->has_epoch ? s->epoch : 0;
@@ -383,11 +366,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
         }
     } else if (registering && !j.decision && j.owner == owner && !owner.empty()) {
         // A non-owner kept the owner's decision through our restart.
-        JobDecision d;
-        d.gated = s->gated;
-        d.shift_s = s->shift_s;
-        d.period_s = s->period_s;
-        d.origin_s = s->origin_s;
+        JobDecision d = wire::decision_of(*s);
         j.decision = d;
         j.decision_epoch = s->has_epoch ? s->epoch : 0;
         comment_soon();

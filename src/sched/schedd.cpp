@@ -15,6 +15,7 @@
 #include "topology/hostlist.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "wire/schedule_msg.h"
 
 namespace harmonics::sched {
 
@@ -30,14 +31,6 @@ std::string short_hostname() {
     gethostname(h, sizeof h - 1);
     std::string s(h);
     return s.substr(0, s.find('.'));
-}
-JobDecision from_schedule(const Harmonics__Schedule& s) {
-    JobDecision d;
-    d.gated = s.gated;
-    d.shift_s = s.has_shift_s ? s.shift_s : 0;
-    d.period_s = s.has_period_s ? s.period_s : 0;
-    d.origin_s = s.has_origin_s ? s.origin_s : 0;
-    return d;
 }
 
 }  // namespace
@@ -479,17 +472,11 @@ void Schedd::push_schedule(SchedJob& j, double now_wall) {
     if (!j.decision || j.hooks.empty()) return;
     const JobDecision& d = *j.decision;
     Harmonics__Schedule s = HARMONICS__SCHEDULE__INIT;
-    s.job_id = j.id;
-    s.gated = d.gated;
-    s.has_shift_s = s.has_period_s = s.has_origin_s = s.has_epoch = s.has_valid_until_s = 1;
-    s.shift_s = d.shift_s;
-    s.period_s = d.period_s;
-    s.origin_s = d.origin_s;
-    s.epoch = j.decision_epoch;
-    // Renewed every epoch; a hook that stops hearing from us runs free.
-    s.valid_until_s = now_wall + 3 * cfg_.epoch_s + cfg_.connect_timeout_s;
     std::string owner = owns(j) ? leaf_name_ : j.owner_leaf;
-    s.owner_leaf = const_cast<char*>(owner.c_str());
+    wire::fill_schedule(&s, j.id, d, j.decision_epoch, owner.c_str());
+    // Renewed every epoch; a hook that stops hearing from us runs free.
+    s.has_valid_until_s = 1;
+    s.valid_until_s = now_wall + 3 * cfg_.epoch_s + cfg_.connect_timeout_s;
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
     env.body_case = HARMONICS__ENVELOPE__BODY_SCHEDULE;
     env.schedule = &s;
@@ -521,15 +508,8 @@ void Schedd::fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics_
         lj->n_nodes = j.n_nodes;
     }
     if (j.decision && owns(j)) {
-        sch->job_id = j.id;
-        sch->gated = j.decision->gated;
-        sch->has_shift_s = sch->has_period_s = sch->has_origin_s = sch->has_epoch = 1;
-        sch->shift_s = j.decision->shift_s;
-        sch->period_s = j.decision->period_s;
-        sch->origin_s = j.decision->origin_s;
-        sch->epoch = j.decision_epoch;
         // An owner only for cross-leaf jobs: a leaf-local job is no one else's business.
-        sch->owner_leaf = const_cast<char*>(is_cross_leaf(j) ? leaf_name_.c_str() : "");
+        wire::fill_schedule(sch, j.id, *j.decision, j.decision_epoch, is_cross_leaf(j) ? leaf_name_.c_str() : "");
         lj->decision = sch;
     }
 }
@@ -595,14 +575,7 @@ void Schedd::on_coord_up(wire::Connection& c) {
         fill_leaf_job(j, &ljs[k], &schs[k], &nodes[k]);
         // Also remember decisions of jobs others own: coordd may have lost them.
         if (!ljs[k].decision && j.decision && j.decision->gated) {
-            schs[k].job_id = j.id;
-            schs[k].gated = 1;
-            schs[k].has_shift_s = schs[k].has_period_s = schs[k].has_origin_s = schs[k].has_epoch = 1;
-            schs[k].shift_s = j.decision->shift_s;
-            schs[k].period_s = j.decision->period_s;
-            schs[k].origin_s = j.decision->origin_s;
-            schs[k].epoch = j.decision_epoch;
-            schs[k].owner_leaf = const_cast<char*>(j.owner_leaf.c_str());
+            wire::fill_schedule(&schs[k], j.id, *j.decision, j.decision_epoch, j.owner_leaf.c_str());
             ljs[k].decision = &schs[k];
         }
         ptrs.push_back(&ljs[k++]);
@@ -677,7 +650,7 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
         if (owner != j.owner_leaf) changed = true;
         j.owner_leaf = owner;
         if (ji->decision && owner != leaf_name_) {
-            JobDecision d = from_schedule(*ji->decision);
+            JobDecision d = wire::decision_of(*ji->decision);
             if (!j.fixed || !same_gate(*j.fixed, d)) changed = true;
             j.fixed = d;
             j.fixed_epoch = ji->decision->has_epoch ? ji->decision->epoch : 0;

@@ -76,6 +76,7 @@ struct JobState {
     double phase_start = 0;
     double comm_this_iter = 0;
     double gate_wait = 0;        // held at the gate this iteration
+    ReleaseMemory release;       // the gate's memory of the previous release
     double measured_period = 0;
 };
 
@@ -213,11 +214,11 @@ private:
 
     // The gate: the first slot origin + shift + k·period at or after `ready`.
     // Held at most gate_cap_s, as the hook never holds longer.
-    double next_slot(const JobDecision& d, double ready) const {
+    double next_slot(const JobDecision& d, double ready, ReleaseMemory& mem) const {
         if (!cfg_.gate || !d.gated || d.period_s <= 0) return ready;
         // The release rule the NCCL hook applies too (policy/release.h): a job
         // a little late for its slot goes at once instead of losing a period.
-        double slot = next_release_s(d, ready);
+        double slot = next_release_s(d, ready, mem);
         if (cfg_.gate_cap_s > 0 && slot - ready > cfg_.gate_cap_s) return ready + cfg_.gate_cap_s;
         return slot;
     }
@@ -233,7 +234,7 @@ private:
         }
         double ready = std::max(now_, s.iter_start + phases[s.next_phase].start_offset_s);
         if (s.next_phase == 0) {
-            double slot = next_slot(s.decision, ready);
+            double slot = next_slot(s.decision, ready, s.release);
             s.gate_wait = slot - ready;
             ready = slot;
         }

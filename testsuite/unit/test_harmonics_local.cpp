@@ -389,12 +389,40 @@ TEST(LocalScheduler, ShortFreeTimeIsSharedBetweenBursts) {
         P = d.period_s;
         phase.push_back(std::fmod(d.origin_s + d.shift_s, P));
     }
-    std::sort(phase.begin(), phase.end());
+    std::vector<double> sorted = phase;
+    std::sort(sorted.begin(), sorted.end());
     const double share = (P - 3 * 0.544) / 3;
     ASSERT_GT(share, 0.01);
     for (size_t k = 0; k < 3; ++k) {
-        const double next = k + 1 < 3 ? phase[k + 1] : phase[0] + P;
-        EXPECT_GE(next - phase[k] - 0.544, share - 0.002) << "gap after burst " << k << " (period " << P << ")";
+        const double next = k + 1 < 3 ? sorted[k + 1] : sorted[0] + P;
+        EXPECT_GE(next - sorted[k] - 0.544, share - 0.002) << "gap after burst " << k << " (period " << P << ")";
+    }
+    // Each job may start late by the gap behind its burst (to within a
+    // slot: bursts are rounded up to whole slots), not by a fifth of the
+    // period: later than that its ring would run into the next one's.
+    for (const auto& [id, d] : r.jobs) {
+        const double mine = std::fmod(d.origin_s + d.shift_s, P);
+        double gap = P;
+        for (double other : phase)
+            if (std::fabs(other - mine) > 1e-9) gap = std::min(gap, std::fmod(other - mine + 2 * P, P) - 0.544);
+        EXPECT_NEAR(d.late_s, gap, 0.0011) << "job " << id;
+        EXPECT_LT(d.late_s, 0.2 * P) << "job " << id;
+    }
+}
+
+TEST(LocalScheduler, RingsPackedBackToBackMayNotBeLate) {
+    // Two 50 ms rings in a 101 ms period leave 1 ms between them: a ring
+    // late by more runs into the other's slot, so it waits for its next one.
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.050, links, 1.0),
+                                    periodic_job(topo, 2, 0.100, 0.050, links, 1.0)};
+    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    ASSERT_EQ(r.jobs.size(), 2u);
+    for (const auto& [id, d] : r.jobs) {
+        ASSERT_TRUE(d.gated) << id;
+        EXPECT_LE(d.late_s, 0.0011) << id;
     }
 }
 

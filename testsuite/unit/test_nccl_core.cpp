@@ -100,6 +100,39 @@ TEST(NcclSchedule, ReleaseAtNextSlotWithinToleranceAndCap) {
   EXPECT_EQ(next_release(s, slot - 20 * kMs, 0, 50 * kMs), slot - 20 * kMs);
 }
 
+TEST(NcclSchedule, LateBeyondTheGapGoesOnlyWhileCatchingUp) {
+  // The schedule says 4 ms of free link behind the job's burst; the share of
+  // the period a catching-up job may be late is 10 ms (20% of 50 ms).
+  Schedule s;
+  s.valid = true;
+  s.origin_ns = 100 * kSec;
+  s.shift_ns = 7 * kMs;
+  s.period_ns = 50 * kMs;
+  s.late_ns = 4 * kMs;
+  EXPECT_EQ(late_allowance_ns(s), 4 * kMs);
+  const uint64_t slot = s.origin_ns + s.shift_ns + 10 * s.period_ns;
+  uint64_t late = 0;
+  // Within the gap: go, remembered as late.
+  EXPECT_EQ(next_release(s, slot + 3 * kMs, 50000, 50 * kMs, &late), slot + 3 * kMs);
+  EXPECT_EQ(late, 3 * kMs);
+  // Beyond the gap and later than last time: not catching up, next slot.
+  EXPECT_EQ(next_release(s, slot + s.period_ns + 8 * kMs, 50000, 50 * kMs, &late), slot + 2 * s.period_ns);
+  EXPECT_EQ(late, 0u);
+  // After a release on its slot, a first slip within the share goes...
+  EXPECT_EQ(next_release(s, slot + 3 * s.period_ns + 8 * kMs, 50000, 50 * kMs, &late), slot + 3 * s.period_ns + 8 * kMs);
+  EXPECT_EQ(late, 8 * kMs);
+  // ...and so does the next iteration while it is less late,
+  EXPECT_EQ(next_release(s, slot + 4 * s.period_ns + 6 * kMs, 50000, 50 * kMs, &late), slot + 4 * s.period_ns + 6 * kMs);
+  // but not when it slips further.
+  EXPECT_EQ(next_release(s, slot + 5 * s.period_ns + 7 * kMs, 50000, 50 * kMs, &late), slot + 6 * s.period_ns);
+  // Within the clocks' tolerance is on the slot.
+  EXPECT_EQ(next_release(s, slot + 7 * s.period_ns + 30000, 50000, 50 * kMs, &late), slot + 7 * s.period_ns + 30000);
+  EXPECT_EQ(late, 0u);
+  // A gap wider than the share is capped at the share.
+  s.late_ns = 30 * kMs;
+  EXPECT_EQ(late_allowance_ns(s), 10 * kMs);
+}
+
 TEST(NcclSchedule, CellKeepsWholeSchedules) {
   ScheduleCell cell;
   std::atomic<bool> stop{false};

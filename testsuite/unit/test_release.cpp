@@ -60,3 +60,38 @@ TEST(Release, DefaultToleranceIsAFifthOfThePeriod) {
     EXPECT_NEAR(next_release_s(d, 0.2 + 0.039), 0.239, 1e-12);
     EXPECT_NEAR(next_release_s(d, 0.2 + 0.041), 0.4, 1e-12);
 }
+
+TEST(Release, LateBeyondTheGapGoesOnlyWhileCatchingUp) {
+    // The plan leaves 8 ms behind this ring before the next one's slot;
+    // the share of the period a catching-up job may be late is 25 ms.
+    JobDecision d = gated(10.0, 0.02, 0.1);
+    d.late_s = 0.008;
+    EXPECT_NEAR(late_allowance_s(d, 0.25), 0.008, 1e-12);
+    ReleaseMemory mem;
+    // Within the gap: go at once (and remember how late).
+    EXPECT_NEAR(next_release_s(d, 10.427, mem, 0.25), 10.427, 1e-12);
+    EXPECT_NEAR(mem.late_s, 0.007, 1e-12);
+    // Beyond the gap, later than last time: the ring would run into the
+    // next one's slot and stay late; it waits for its own next slot.
+    EXPECT_NEAR(next_release_s(d, 10.539, mem, 0.25), 10.62, 1e-12);
+    EXPECT_NEAR(mem.late_s, 0.0, 1e-12);
+    // A first slip after a release on the slot: goes, and so does the next
+    // iteration while it is less late (a re-plan's new shift is such a slip).
+    EXPECT_NEAR(next_release_s(d, 10.64, mem, 0.25), 10.64, 1e-12);
+    EXPECT_NEAR(next_release_s(d, 10.735, mem, 0.25), 10.735, 1e-12);
+    // Slipping further: waits.
+    EXPECT_NEAR(next_release_s(d, 10.836, mem, 0.25), 10.92, 1e-12);
+    // Beyond the share even on a first slip: waits.
+    EXPECT_NEAR(next_release_s(d, 10.946, mem, 0.25), 11.02, 1e-12);
+    // No gap at all: only catching up goes.
+    d.late_s = 0;
+    ReleaseMemory late_before;
+    late_before.late_s = 0.001;
+    EXPECT_NEAR(next_release_s(d, 10.4201, late_before, 0.25), 10.4201, 1e-9);
+    EXPECT_NEAR(next_release_s(d, 10.5202, late_before, 0.25), 10.62, 1e-12);
+    // A wide gap is capped at the share; unknown (< 0) is the share.
+    d.late_s = 0.09;
+    EXPECT_NEAR(late_allowance_s(d, 0.25), 0.025, 1e-12);
+    d.late_s = -1;
+    EXPECT_NEAR(late_allowance_s(d, 0.25), 0.025, 1e-12);
+}

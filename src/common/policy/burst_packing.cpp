@@ -33,24 +33,31 @@ std::vector<LinkBurst> link_bursts(const SlotJob& j) {
     return out;
 }
 
-// Slots between job i's bursts (at shift s) and the nearest slot where it
-// could not share its link (the load of the others plus its peak over the
-// capacity), looking at most `cap` slots either way. Job i must be out of
-// `st`. Overlaps are the excess's business, not this one's.
-int clearance(const SlotProblem& p, const LoadState& st, const std::vector<LinkBurst>& bursts, int P, int s,
-              int cap) {
+// Whether job i's burst `b` could not share slot tau of the hyperperiod:
+// another gated job loads the link there (free-running jobs are background,
+// the same in every slot) and the load with b's peak exceeds the capacity.
+// Job i must be out of `st`.
+bool blocked(const SlotProblem& p, const LoadState& st, const LinkBurst& b, long tau) {
     const int H = p.hyperperiod_slots;
-    auto blocked = [&](const LinkBurst& b, long tau) {
-        return st.load(b.link, static_cast<int>(((tau % H) + H) % H)) + b.peak > 1 + 1e-9;
-    };
+    const double x = st.load(b.link, static_cast<int>(((tau % H) + H) % H));
+    return x > p.links[b.link].background + 1e-9 && x + b.peak > 1 + 1e-9;
+}
+
+// Slots between job i's bursts (at shift s) and the nearest slot where it
+// could not share its link, looking at most `cap` slots ahead (and behind,
+// unless ahead_only). Job i must be out of `st`. Overlaps are the excess's
+// business, not this one's.
+int clearance(const SlotProblem& p, const LoadState& st, const std::vector<LinkBurst>& bursts, int P, int s, int cap,
+              bool ahead_only = false) {
+    const int H = p.hyperperiod_slots;
     int clear = cap;
     for (const LinkBurst& b : bursts)
         for (long m = 0; m * P < H && clear > 0; ++m) {
             const long a = s + b.start + m * P, e = s + b.end + m * P;
-            for (int d = 1; d <= clear; ++d)
-                if (blocked(b, a - d)) clear = d - 1;
+            for (int d = 1; !ahead_only && d <= clear; ++d)
+                if (blocked(p, st, b, a - d)) clear = d - 1;
             for (int d = 0; d < clear; ++d)
-                if (blocked(b, e + d)) clear = d;
+                if (blocked(p, st, b, e + d)) clear = d;
         }
     return clear;
 }
@@ -90,6 +97,26 @@ void spread_bursts(const SlotProblem& p, LoadState& st, std::vector<int>& shift,
 }
 
 }  // namespace
+
+std::vector<int> late_slack_slots(const SlotProblem& p, const std::vector<int>& shift, double cap_frac) {
+    std::vector<int> out(p.jobs.size(), 0);
+    if (p.hyperperiod_slots <= 0 || shift.size() != p.jobs.size()) return out;
+    LoadState st(p);
+    for (size_t i = 0; i < p.jobs.size(); ++i) st.apply(i, shift[i], +1);
+    for (size_t i = 0; i < p.jobs.size(); ++i) {
+        const int P = p.jobs[i].period_slots;
+        const int cap = static_cast<int>(std::ceil(cap_frac * P - 1e-9));
+        const std::vector<LinkBurst> bursts = link_bursts(p.jobs[i]);
+        if (bursts.empty()) {
+            out[i] = cap;
+            continue;
+        }
+        st.apply(i, shift[i], -1);
+        out[i] = clearance(p, st, bursts, P, shift[i], cap, true);
+        st.apply(i, shift[i], +1);
+    }
+    return out;
+}
 
 SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start, double margin) {
     if (p.hyperperiod_slots <= 0 || start.shift.size() != p.jobs.size()) return start;

@@ -9,6 +9,8 @@
 
 #include "policy/slot_grid.h"
 
+#include <vector>
+
 namespace harmonics {
 
 // Packs bursts without adding excess: open jobs in order of shift, each
@@ -18,6 +20,12 @@ namespace harmonics {
 // running jobs, or a leaf whose free time is short) moves by less than the
 // margin to where its nearest neighbour is farthest, again adding no excess.
 SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start, double margin);
+
+// Per job of a plan: how many slots its bursts may run late before they reach
+// a slot where another gated job's burst leaves no room for them, at most
+// cap_frac of its period (rounded up to slots). What the gate lets a late job
+// start at once with (JobDecision::late_s).
+std::vector<int> late_slack_slots(const SlotProblem& p, const std::vector<int>& shift, double cap_frac);
 
 }  // namespace harmonics
 

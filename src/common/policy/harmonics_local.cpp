@@ -5,6 +5,7 @@
 #include "policy/harmonics_local.h"
 
 #include "policy/burst_packing.h"
+#include "policy/release.h"
 
 #include <algorithm>
 #include <chrono>
@@ -567,6 +568,7 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     if (won) res.optimal = won->sol.optimal;
     if (chosen) {
         const Built& b = *chosen;
+        const std::vector<int> late = late_slack_slots(b.sp, won->sol.shift, kDefaultLateTolerance);
         for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
             if (b.sp.jobs[k].fixed_shift >= 0) continue;
             JobDecision dec;
@@ -574,6 +576,7 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
             dec.period_s = b.sp.jobs[k].period_slots * b.sp.slot_s;  // the leaf's grid, maybe coarser
             dec.shift_s = won->sol.shift[k] * b.sp.slot_s;
             dec.origin_s = b.origin * b.sp.slot_s;
+            dec.late_s = late[k] * b.sp.slot_s;
             dec.owner_leaf = problem.leaf;
             res.jobs[problem.jobs[b.job_of[k]].id] = dec;
         }

@@ -23,6 +23,10 @@ struct JobDecision {
     double origin_s = 0;       // absolute time the slot grid starts from
     int priority = 0;          // 0 = highest; used when uses_priorities()
     SwitchId owner_leaf = -1;  // harmonics: the leaf that decides this job
+    // How late the job's first collective may start and still go at once:
+    // its bursts then still end before another job's on its links. < 0: not
+    // known (a plan without one), kDefaultLateTolerance of the period.
+    double late_s = -1;
 };
 
 // The same gate, field by field within a nanosecond (what the daemons compare
@@ -30,7 +34,7 @@ struct JobDecision {
 // also takes equal phases as equal).
 inline bool same_gate(const JobDecision& a, const JobDecision& b) {
     return a.gated == b.gated && std::fabs(a.shift_s - b.shift_s) < 1e-9 && std::fabs(a.period_s - b.period_s) < 1e-9 &&
-           std::fabs(a.origin_s - b.origin_s) < 1e-9;
+           std::fabs(a.origin_s - b.origin_s) < 1e-9 && std::fabs(a.late_s - b.late_s) < 1e-9;
 }
 
 enum class EpochReason { Epoch, Arrival, Departure };

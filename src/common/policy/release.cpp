@@ -6,18 +6,39 @@
 
 namespace harmonics {
 
-double next_release_s(const JobDecision& d, double ready_s, double late_tolerance_frac) {
+double late_allowance_s(const JobDecision& d, double late_tolerance_frac) {
+    const double cap = std::max(0.0, late_tolerance_frac) * d.period_s;
+    return d.late_s >= 0 ? std::min(d.late_s, cap) : cap;
+}
+
+double next_release_s(const JobDecision& d, double ready_s, ReleaseMemory& mem, double late_tolerance_frac) {
     if (!d.gated || d.period_s <= 0) return ready_s;
     const double P = d.period_s;
     const double base = d.origin_s + d.shift_s;
-    if (ready_s <= base) return base;  // the grid starts at origin + shift (iteration 0)
-    // The latest slot at or before ready (within rounding of 1e-9 periods).
-    const double k = std::floor((ready_s - base) / P + 1e-9);
-    const double slot = base + k * P;
-    const double late = ready_s - slot;  // >= -1e-9·P
-    if (late <= 1e-9 * P) return ready_s;  // on the slot: go
-    if (late <= (std::max(0.0, late_tolerance_frac) + 1e-9) * P) return ready_s;  // a little late: go at once
-    return slot + P;
+    const double eps = 1e-9 * P;
+    double late = 0;
+    double release = ready_s;
+    if (ready_s <= base) {
+        release = base;  // the grid starts at origin + shift (iteration 0)
+    } else {
+        // The latest slot at or before ready (within rounding of 1e-9 periods).
+        const double slot = base + std::floor((ready_s - base) / P + 1e-9) * P;
+        late = std::max(0.0, ready_s - slot);
+        const bool catching_up = mem.late_s <= eps || late < mem.late_s - eps;
+        const bool go = late <= eps || late <= late_allowance_s(d, late_tolerance_frac) + eps ||
+                        (catching_up && late <= std::max(0.0, late_tolerance_frac) * P + eps);
+        if (!go) {
+            release = slot + P;
+            late = 0;
+        }
+    }
+    mem.late_s = late <= eps ? 0 : late;
+    return release;
+}
+
+double next_release_s(const JobDecision& d, double ready_s, double late_tolerance_frac) {
+    ReleaseMemory on_slot;
+    return next_release_s(d, ready_s, on_slot, late_tolerance_frac);
 }
 
 }  // namespace harmonics

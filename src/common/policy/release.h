@@ -4,12 +4,20 @@
 //
 // A decision's slots are origin + shift + k·period, k >= 0 (the plan starts
 // at origin + shift). A job ready at or before a slot waits for it. A job that
-// missed the latest slot by at most late_tolerance_frac·period goes at once:
-// making it wait for the next slot would cost almost a whole period for being
-// a hair late (a measured period jitters by a few percent), and on a busy
-// link those lost periods are exactly what makes a gated plan lose to fair
-// sharing. Later than that it waits for the next slot, so a job that drifted
-// is pulled back onto its grid instead of running free.
+// missed the latest slot by a little goes at once: making it wait for the next
+// slot would cost almost a whole period for being a hair late (a measured
+// period jitters by a few percent), and on a busy link those lost periods are
+// exactly what makes a gated plan lose to fair sharing. "A little" is the
+// decision's late_s (how late its bursts may run before they reach another
+// job's), or at most late_tolerance_frac of the period while the job is
+// catching up: it slipped from its slot at its previous release, or is less
+// late than then. A job whose natural cycle is shorter than its period makes
+// up such a slip by itself in a few iterations (a re-plan's new shifts are
+// such slips too). One late by more than the gap behind it and not catching
+// up would run into the next ring's slot every iteration, delaying that job
+// in turn: a tightly packed leaf would settle into late rings colliding for
+// ever. Such a job waits for its next slot, and so is pulled back onto its
+// grid instead of running free.
 #pragma once
 
 #include "policy/policy.h"
@@ -20,8 +28,19 @@ namespace harmonics {
 // tolerance"): the share of a period a job may be late and still go at once.
 constexpr double kDefaultLateTolerance = 0.2;
 
+// How late a job may be and still go at once (seconds).
+double late_allowance_s(const JobDecision& d, double late_tolerance_frac = kDefaultLateTolerance);
+
+// What the gate remembers of a job from one release to the next.
+struct ReleaseMemory {
+    double late_s = 0;  // how late past its slot the previous release went (0: on a slot)
+};
+
 // The earliest time >= ready_s the job's first collective may start. Returns
-// ready_s for a job that is not gated (or has no period).
+// ready_s for a job that is not gated (or has no period). `mem` is the job's
+// memory, updated; without one the job counts as on its slot last time.
+double next_release_s(const JobDecision& d, double ready_s, ReleaseMemory& mem,
+                      double late_tolerance_frac = kDefaultLateTolerance);
 double next_release_s(const JobDecision& d, double ready_s, double late_tolerance_frac = kDefaultLateTolerance);
 
 }  // namespace harmonics

@@ -128,6 +128,7 @@ bool apply_schedule(Plugin& p, const Harmonics__Schedule& m, std::string* err) {
     s.period_ns = period;
     s.origin_ns = origin;
     s.shift_ns = shift % period;
+    if (m.has_late_s && m.late_s >= 0) s.late_ns = std::min(to_ns(m.late_s), period);
   }
   s.version = m.has_epoch ? m.epoch : 0;
   const uint64_t until = m.has_valid_until_s ? to_ns(m.valid_until_s) : 0;
@@ -138,11 +139,11 @@ bool apply_schedule(Plugin& p, const Harmonics__Schedule& m, std::string* err) {
   // unchanged schedules every epoch).
   const bool first = p.n.schedules.load(std::memory_order_relaxed) == 0;
   if (first || old.valid != s.valid || old.period_ns != s.period_ns || old.shift_ns != s.shift_ns ||
-      old.origin_ns != s.origin_ns) {
+      old.origin_ns != s.origin_ns || old.late_ns != s.late_ns) {
     if (s.valid)
-      log_line(false, "schedule for job %lld: period %.3f ms, shift %.3f ms, origin %.3f s (epoch %llu)",
+      log_line(false, "schedule for job %lld: period %.3f ms, shift %.3f ms, origin %.3f s, late %.3f ms (epoch %llu)",
                static_cast<long long>(p.job_num), double(s.period_ns) / 1e6, double(s.shift_ns) / 1e6,
-               double(s.origin_ns) / 1e9, static_cast<unsigned long long>(s.version));
+               double(s.origin_ns) / 1e9, double(late_allowance_ns(s)) / 1e6, static_cast<unsigned long long>(s.version));
     else
       log_line(false, "schedule for job %lld: run free", static_cast<long long>(p.job_num));
   }

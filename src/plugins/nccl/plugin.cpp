@@ -113,7 +113,9 @@ void start_coll_api(Plugin& p, Comm& c, void** h, const ProfEventDescrV5* d) {
   Schedule s;
   if (!wants_gate(p, c, now, captured, &s)) return;
   if (c.gate.load(std::memory_order_relaxed) == GateMode::Host) {
-    const uint64_t release = next_release(s, now, p.cfg.gate_tolerance_ns, p.gate_cap(s));
+    uint64_t last_late = c.last_late_ns.load(std::memory_order_relaxed);
+    const uint64_t release = next_release(s, now, p.cfg.gate_tolerance_ns, p.gate_cap(s), &last_late);
+    c.last_late_ns.store(last_late, std::memory_order_relaxed);
     uint64_t held = 0;
     if (release > now) {
       sleep_until_ns(release);
@@ -305,6 +307,7 @@ static int hx_init(void** ctx, uint64_t commId, int* mask, const char* commName,
       c.nranks.store(nranks, std::memory_order_relaxed);
       c.n_nodes.store(nNodes, std::memory_order_relaxed);
       c.last_enqueue_ns.store(0, std::memory_order_relaxed);
+      c.last_late_ns.store(0, std::memory_order_relaxed);
       c.registered.store(false, std::memory_order_relaxed);
       c.gate.store(choose_gate(p, c, nNodes), std::memory_order_relaxed);
       c.live.store(true, std::memory_order_release);

@@ -6,16 +6,32 @@
 
 namespace hnccl {
 
-uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap) {
+uint64_t late_allowance_ns(const Schedule& s) {
+  const uint64_t cap = uint64_t(double(s.period_ns) * harmonics::kDefaultLateTolerance);
+  return s.late_ns == Schedule::kNoLate ? cap : std::min(s.late_ns, cap);
+}
+
+uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap, uint64_t* last_late) {
   if (!s.valid || s.period_ns == 0) return now;
   const uint64_t first = s.origin_ns + s.shift_ns;
-  if (now <= first) return std::min(first, now + cap);
-  const uint64_t since = (now - first) % s.period_ns;  // time since the last slot
-  // The simulator's release rule (policy/release.h): a job late by a small
-  // share of its period goes at once instead of losing a whole period.
-  const uint64_t late_ok = uint64_t(double(s.period_ns) * harmonics::kDefaultLateTolerance);
-  if (since <= std::max(tolerance, late_ok)) return now;
-  return now + std::min(s.period_ns - since, cap);
+  uint64_t late = 0, release = now;
+  if (now <= first) {
+    release = std::min(first, now + cap);
+  } else {
+    const uint64_t since = (now - first) % s.period_ns;  // time since the last slot
+    // The simulator's release rule (policy/release.h): late by less than the
+    // gap behind its bursts, or by a small share of the period while it
+    // catches up on a slip, a job goes at once instead of losing a period.
+    const uint64_t prev = last_late ? *last_late : 0;
+    const bool catching_up = prev == 0 || since < prev;
+    const uint64_t share = uint64_t(double(s.period_ns) * harmonics::kDefaultLateTolerance);
+    if (since <= std::max(tolerance, late_allowance_ns(s)) || (catching_up && since <= share))
+      late = since <= tolerance ? 0 : since;  // within the clocks' error is on the slot
+    else
+      release = now + std::min(s.period_ns - since, cap);
+  }
+  if (last_late) *last_late = late;
+  return release;
 }
 
 void ScheduleCell::store(const Schedule& s) {
@@ -28,6 +44,7 @@ void ScheduleCell::store(const Schedule& s) {
   shift_.store(s.shift_ns, std::memory_order_release);
   period_.store(s.period_ns, std::memory_order_release);
   version_.store(s.version, std::memory_order_release);
+  late_.store(s.late_ns, std::memory_order_release);
   valid_.store(s.valid, std::memory_order_release);
   seq_.store(q + 2, std::memory_order_release);
 }
@@ -47,6 +64,7 @@ Schedule ScheduleCell::load() const {
     s.shift_ns = shift_.load(std::memory_order_acquire);
     s.period_ns = period_.load(std::memory_order_acquire);
     s.version = version_.load(std::memory_order_acquire);
+    s.late_ns = late_.load(std::memory_order_acquire);
     s.valid = valid_.load(std::memory_order_acquire);
     if (seq_.load(std::memory_order_relaxed) == q1) return s;
   }

@@ -16,12 +16,23 @@ struct Schedule {
   uint64_t shift_ns = 0;
   uint64_t period_ns = 0;
   uint64_t version = 0;   // schedd's schedule version, for the trace and logs
+  // How late a collective may be and still go at once (the gap behind the
+  // job's bursts in schedd's plan); kNoLate: the default share of the period.
+  uint64_t late_ns = kNoLate;
+  static constexpr uint64_t kNoLate = ~uint64_t(0);
 };
 
+// How late a collective may be for its slot and still go at once.
+uint64_t late_allowance_ns(const Schedule& s);
+
 // Release time for a collective enqueued at `now`: the next slot at or after
-// now, except that a collective arriving at most `tolerance` after a slot goes
-// at once (returns now). Never more than `cap` after now.
-uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap);
+// now, except that a collective late for a slot goes at once (returns now)
+// when late by at most the schedule's late_ns, or by at most
+// policy/release.h's share of the period while it catches up (on its slot or
+// less late at the previous release, kept in *last_late: 0 when on a slot);
+// within `tolerance` (the clocks' error) it counts as on the slot. Never more
+// than `cap` after now.
+uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap, uint64_t* last_late = nullptr);
 
 class ScheduleCell {
  public:
@@ -31,7 +42,7 @@ class ScheduleCell {
 
  private:
   std::atomic<uint64_t> seq_{0};
-  std::atomic<uint64_t> origin_{0}, shift_{0}, period_{0}, version_{0};
+  std::atomic<uint64_t> origin_{0}, shift_{0}, period_{0}, version_{0}, late_{Schedule::kNoLate};
   std::atomic<bool> valid_{false};
 };
 

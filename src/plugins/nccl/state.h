@@ -37,6 +37,8 @@ struct Comm {
   std::atomic<bool> registered{false};        // told to schedd on this connection
   CudaGateCtx cuda;                           // set in init before live
   std::atomic<uint64_t> last_enqueue_ns{0};
+  // How late the last gated release went past its slot (0: on it).
+  std::atomic<uint64_t> last_late_ns{0};
 };
 
 struct Counters {

@@ -1,0 +1,30 @@
+#include "wire/schedule_msg.h"
+
+namespace harmonics::wire {
+
+void fill_schedule(Harmonics__Schedule* s, JobId id, const JobDecision& d, std::uint64_t epoch, const char* owner) {
+    s->job_id = id;
+    s->gated = d.gated;
+    s->has_shift_s = s->has_period_s = s->has_origin_s = s->has_epoch = 1;
+    s->shift_s = d.shift_s;
+    s->period_s = d.period_s;
+    s->origin_s = d.origin_s;
+    s->epoch = epoch;
+    if (d.late_s >= 0) {
+        s->has_late_s = 1;
+        s->late_s = d.late_s;
+    }
+    s->owner_leaf = const_cast<char*>(owner);
+}
+
+JobDecision decision_of(const Harmonics__Schedule& s) {
+    JobDecision d;
+    d.gated = s.gated;
+    d.shift_s = s.has_shift_s ? s.shift_s : 0;
+    d.period_s = s.has_period_s ? s.period_s : 0;
+    d.origin_s = s.has_origin_s ? s.origin_s : 0;
+    d.late_s = s.has_late_s && s.late_s >= 0 ? s.late_s : -1;
+    return d;
+}
+
+}  // namespace harmonics::wire
