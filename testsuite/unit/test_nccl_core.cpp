@@ -80,12 +80,18 @@ TEST(NcclRecords, DatatypeSizesAndFuncs) {
   EXPECT_STREQ(func_name(func_from_name("AllToAll")), "Other");
 }
 
-TEST(NcclSchedule, ReleaseAtNextSlotWithinToleranceAndCap) {
+// Slots at 100 s + 7 ms + k * 50 ms.
+Schedule gated_50ms() {
   Schedule s;
   s.valid = true;
   s.origin_ns = 100 * kSec;
   s.shift_ns = 7 * kMs;
   s.period_ns = 50 * kMs;
+  return s;
+}
+
+TEST(NcclSchedule, ReleaseAtNextSlotWithinToleranceAndCap) {
+  Schedule s = gated_50ms();
   const uint64_t slot = s.origin_ns + s.shift_ns + 10 * s.period_ns;
   EXPECT_EQ(next_release(s, slot - 20 * kMs, 50000, 50 * kMs), slot);
   EXPECT_EQ(next_release(s, slot + 30000, 50000, 50 * kMs), slot + 30000);   // just late: go
@@ -103,11 +109,7 @@ TEST(NcclSchedule, ReleaseAtNextSlotWithinToleranceAndCap) {
 TEST(NcclSchedule, LateBeyondTheGapGoesOnlyWhileCatchingUp) {
   // The schedule says 4 ms of free link behind the job's burst; the share of
   // the period a catching-up job may be late is 10 ms (20% of 50 ms).
-  Schedule s;
-  s.valid = true;
-  s.origin_ns = 100 * kSec;
-  s.shift_ns = 7 * kMs;
-  s.period_ns = 50 * kMs;
+  Schedule s = gated_50ms();
   s.late_ns = 4 * kMs;
   EXPECT_EQ(late_allowance_ns(s), 4 * kMs);
   const uint64_t slot = s.origin_ns + s.shift_ns + 10 * s.period_ns;
