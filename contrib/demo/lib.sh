@@ -77,11 +77,11 @@ poll() {
 # (the fabric and harmonics-sim read it); testbed.conf is what the daemons
 # and hooks see in wall-clock time: X times slower, so every bandwidth is
 # divided by X and every duration multiplied by X.
-# Guard: two shared cores wake a trainer rank milliseconds late now and then
-# (tenths of a model ms); the default 1% leaves gated rings 2.6 model ms of
-# slack, and a late ring runs into the next one's slot (doc/testbed.md).
+# Guard is harmonics.conf's default (1%) unless DEMO_GUARD sets it: the
+# release rule keeps a ring that a busy host wakes late from cascading into
+# the next one's slot (doc/testbed.md, "Guard").
 write_confs() {
-  local nic_bps=12.5e9 epoch_s=0.1 slot_s=0.001 guard=${DEMO_GUARD:-3%}
+  local nic_bps=12.5e9 epoch_s=0.1 slot_s=0.001 guard=${DEMO_GUARD:-}
   mkdir -p "$ETC"
   cat > "$ETC/model.conf" <<CONF
 # EMULATED fabric, model time (harmonics-fabric --time-scale $SCALE, harmonics-sim)
@@ -90,7 +90,7 @@ NodeBandwidth=100Gbps
 Oversubscription=$((NODES / RACKS))
 Epoch=$(awk "BEGIN{print $epoch_s * 1000}")ms
 Slot=$(awk "BEGIN{print $slot_s * 1000}")ms
-Guard=$guard
+${guard:+Guard=$guard}
 CONF
   {
     echo "# EMULATED testbed in wall-clock time (time scale x$SCALE): bandwidths / $SCALE, durations x $SCALE"
@@ -99,7 +99,7 @@ CONF
     echo "Oversubscription=$((NODES / RACKS))"
     echo "Epoch=$(awk "BEGIN{print $epoch_s * $SCALE * 1000}")ms"
     echo "Slot=$(awk "BEGIN{print $slot_s * $SCALE * 1000}")ms"
-    echo "Guard=$guard"
+    [ -z "$guard" ] || echo "Guard=$guard"
     local r
     for r in $(seq 1 "$RACKS"); do echo "SwitchName=rack$r Schedd=127.0.0.1:$((SCHEDD_PORT + r - 1))"; done
     echo "CoordAddress=127.0.0.1:$COORD_PORT"

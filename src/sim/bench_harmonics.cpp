@@ -13,7 +13,7 @@
 // Usage: bench-harmonics [--leaf-jobs N] [--repeat N] [--leaf-periods K] [--sizes 128,1024,8192] [--policies harmonics,cassini]
 //          [--utilisation U] [--placement rack-aware|linear|scattered] [--oversubscription R] [--time-limit S] [--seed N]
 //          [--jct-sizes 128,1024] [--jct-policies fair,harmonics,cassini] [--min-runtime S] [--max-runtime S]
-//          [--arrivals N] [--arrival-rate PER_S] [--jitter X] [--duration S] [--explain 1]
+//          [--arrivals N] [--arrival-rate PER_S] [--jitter X] [--duration S] [--explain 1] [--models NAME,...]
 //          [--tuning key=value,...]   (LocalTuning of the diagnostic policy harmonics-tuned)
 #include "config.h"
 
@@ -194,6 +194,7 @@ struct BenchOptions {
     double jitter = 0;
     double duration_s = 0;
     bool explain = false;
+    std::vector<std::string> models;  // generator's model mix; empty: the whole library
 };
 
 sim::GeneratorParams cluster_params(int nodes, const BenchOptions& o) {
@@ -204,6 +205,7 @@ sim::GeneratorParams cluster_params(int nodes, const BenchOptions& o) {
     gp.utilisation = o.utilisation;
     gp.oversubscription = o.oversubscription;
     gp.placement = o.placement;
+    gp.models = o.models;
     // The original regime: about a full cluster at its job sizes, all at once.
     gp.jobs = o.utilisation > 0 ? 0 : nodes / 6;
     return gp;
@@ -399,6 +401,7 @@ int main(int argc, char** argv) {
         else if (a == "--arrival-rate") o.arrival_rate = std::atof(v);
         else if (a == "--jitter") o.jitter = std::atof(v);
         else if (a == "--duration") o.duration_s = std::atof(v);
+        else if (a == "--models") o.models = split(v);
         else if (a == "--explain") o.explain = std::atoi(v) != 0;
         else if (a == "--tuning") {
             if (!parse_tuning(v, &g_tuning)) {

@@ -44,6 +44,8 @@ void print_usage() {
         "                         the default) or linear (no topology plugin: Slurm's best\n"
         "                         fit over consecutive node indices, blind to leaves) or\n"
         "                         scattered (the same, node order unrelated to racks)\n"
+        "  --models NAME[,NAME]   generated jobs' models, drawn uniformly from these\n"
+        "                         (default: the whole model library, --list)\n"
         "  --min-runtime S --max-runtime S\n"
         "                         generated jobs' isolated runtime range (default 300-1800 s)\n"
         "  --seed N               generator and policy seed (default 1)\n"
@@ -131,6 +133,7 @@ CliOptions parse_cli(int argc, char** argv) {
         else if (a == "--arrival-rate") { o.arrival_rate = to_double(a, value()); o.generate = true; }
         else if (a == "--utilisation") { o.utilisation = to_double(a, value()); o.generate = true; }
         else if (a == "--placement") { o.placement = value(); parse_placement_rule(o.placement); o.generate = true; }
+        else if (a == "--models") { split_names(value(), o.models); o.generate = true; }
         else if (a == "--min-runtime") { o.min_runtime_s = to_double(a, value()); o.generate = true; }
         else if (a == "--max-runtime") { o.max_runtime_s = to_double(a, value()); o.generate = true; }
         else if (a == "--compute-jitter") o.compute_jitter = to_double(a, value());
@@ -188,6 +191,7 @@ Scenario build_scenario(const CliOptions& o, HarmonicsConfig& cfg) {
         p.seed = o.seed;
         p.utilisation = o.utilisation;
         p.placement = parse_placement_rule(o.placement);
+        p.models = o.models;
         if (o.min_runtime_s >= 0) p.min_runtime_s = o.min_runtime_s;
         if (o.max_runtime_s >= 0) p.max_runtime_s = o.max_runtime_s;
         s = generate_scenario(p);

@@ -23,6 +23,7 @@ struct CliOptions {
     double utilisation = 0;            // >0: a busy, fragmented cluster (generator.h)
     double min_runtime_s = -1, max_runtime_s = -1;  // <0: the generator's
     std::string placement = "rack-aware";  // generator's node choice (placement_plan.h)
+    std::vector<std::string> models;       // generator's model mix; empty: the whole library
     double compute_jitter = 0;         // measurement noise: ±share of each iteration's compute
     unsigned seed = 1;
     std::string json, csv, out;

@@ -41,11 +41,17 @@ int draw_busy_size(Random& rng, int max_nodes) {
     return std::max(1, std::min(size, max_nodes));
 }
 
-JobSpec draw_job(Random& rng, int id, int nodes, const GeneratorParams& p) {
+// A model name drawn uniformly from p.models, or from the library when empty.
+std::string draw_model(Random& rng, const GeneratorParams& p) {
+    if (!p.models.empty()) return p.models[rng.below(p.models.size())];
     const auto& models = model_library();
+    return models[rng.below(models.size())].name;
+}
+
+JobSpec draw_job(Random& rng, int id, int nodes, const GeneratorParams& p) {
     JobSpec spec;
     spec.id = id;
-    spec.model = models[rng.below(models.size())].name;
+    spec.model = draw_model(rng, p);
     spec.nodes = nodes;
     spec.gpus_per_node = 8;
     double runtime = rng.uniform(p.min_runtime_s, p.max_runtime_s);
@@ -170,8 +176,9 @@ Scenario generate_scenario(const GeneratorParams& p) {
     if (!(p.min_runtime_s > 0 && p.max_runtime_s >= p.min_runtime_s))
         throw std::invalid_argument("--min-runtime must be > 0 and <= --max-runtime");
     if (p.history_rounds < 0) throw std::invalid_argument("history_rounds must be >= 0");
-    const auto& models = model_library();
-    if (models.empty()) throw std::invalid_argument("the model library is empty");
+    if (model_library().empty()) throw std::invalid_argument("the model library is empty");
+    for (const std::string& m : p.models)
+        if (!find_model(m)) throw std::invalid_argument("--models: unknown model '" + m + "' (--list shows them)");
 
     Scenario s;
     s.name = "generated";
@@ -207,7 +214,7 @@ Scenario generate_scenario(const GeneratorParams& p) {
         spec.id = ++id;
         spec.arrival_s = t;
         t += rng.exponential(p.arrival_rate);
-        spec.model = models[rng.below(models.size())].name;
+        spec.model = draw_model(rng, p);
         spec.nodes = draw_size(rng, std::max(1, total / 4));
         spec.gpus_per_node = 8;
         double runtime = rng.uniform(p.min_runtime_s, p.max_runtime_s);
@@ -224,6 +231,7 @@ Scenario generate_scenario(const GeneratorParams& p) {
         s.description += std::to_string(p.jobs) + " jobs";
     if (p.placement != PlacementRule::RackAware)
         s.description += std::string(", ") + placement_rule_name(p.placement) + " placement";
+    for (size_t i = 0; i < p.models.size(); ++i) s.description += (i ? "," : ", models ") + p.models[i];
     s.description += ", seed " + std::to_string(p.seed);
     return s;
 }

@@ -23,6 +23,7 @@
 // on production clusters.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct GeneratorParams {
     int history_rounds = 4;
     // How the history and the arrivals choose nodes.
     PlacementRule placement = PlacementRule::RackAware;
+    // Model names jobs are drawn from, uniformly (a site running a few model
+    // shapes: sweeps, job arrays); empty: the whole model library.
+    std::vector<std::string> models;
     unsigned seed = 1;
 };
 

@@ -495,7 +495,11 @@ TEST(LocalScheduler, PlanWhoseCollisionsFitTheSlackIsGated) {
     std::vector<JobProfile> jobs;
     for (int i = 1; i <= 3; ++i) jobs.push_back(periodic_job(topo, i, 0.112, 0.045, links, 0.5));
     for (int i = 4; i <= 5; ++i) jobs.push_back(periodic_job(topo, i, 0.174, 0.055, links, 0.5));
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    // A budget no busy host runs out of: with the default 1 ms, a test run
+    // beside others (ctest -j2) sometimes stopped before the plan was found.
+    PolicyOptions opts;
+    opts.local_budget_s = 1.0;
+    LeafResult r = LocalScheduler(opts).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 5u);
     for (const JobProfile& j : jobs) EXPECT_TRUE(r.jobs.at(j.id).gated) << j.id;
 }

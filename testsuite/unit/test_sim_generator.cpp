@@ -121,6 +121,28 @@ TEST(SimGenerator, RejectsOutOfRangeUtilisation) {
     EXPECT_THROW(generate_scenario(p), std::invalid_argument);
 }
 
+
+// A model mix draws only its models, in both regimes and for churn, and uses
+// every one of them; an unknown name is refused with the name.
+TEST(SimGenerator, ModelMixDrawsOnlyItsModels) {
+    for (double u : {0.0, 0.9}) {
+        GeneratorParams p = busy(u);
+        p.jobs = 40;
+        p.models = {"vgg16", "bert-large"};
+        Scenario s = generate_scenario(p);
+        std::set<std::string> seen;
+        for (const JobSpec& j : s.specs) seen.insert(j.model);
+        EXPECT_EQ(seen, (std::set<std::string>{"vgg16", "bert-large"})) << "utilisation " << u;
+    }
+    GeneratorParams p = busy(0.9);
+    p.models = {"vgg16", "nosuchmodel"};
+    try {
+        generate_scenario(p);
+        FAIL() << "an unknown model was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("nosuchmodel"), std::string::npos) << e.what();
+    }
+}
 // Compute only: every iteration lasts its (jittered) compute time.
 TEST(SimNoise, ComputeJitterStaysInBoundsAndIsReproducible) {
     Topology t = Topology::make_two_level(1, 2, 12.5e9, 1.0);

@@ -220,6 +220,23 @@ public:
         return plans;
     }
 
+    // Every job as decided (pb_.fixed; absent or ungated: free at a random
+    // phase), over the drift horizon from now. Shifts are in `warm`.
+    Built decided() const {
+        const size_t n = pb_.jobs.size();
+        std::vector<int> per(n, 0), fixed(n, -1);
+        std::int64_t longest = 1;
+        for (size_t i = 0; i < n; ++i) {
+            auto f = pb_.fixed.find(pb_.jobs[i].id);
+            per[i] = f != pb_.fixed.end() ? decision_period(f->second, opts_.slot_s) : 0;
+            if (per[i] > 0) fixed[i] = per[i];
+            longest = std::max<std::int64_t>(longest, per[i]);
+        }
+        std::int64_t horizon = std::max<std::int64_t>(std::llround(tune_.horizon_s / opts_.slot_s), 2 * longest);
+        horizon = std::min<std::int64_t>(horizon, tune_.max_hyper_slots);
+        return assemble(per, fixed, horizon, std::lround(std::floor(pb_.now_s / opts_.slot_s)), false);
+    }
+
 private:
     // The leaf's slot: opts.slot_s, or the least multiple of it on which the
     // longest period any job may get (its stretched target, or a period
@@ -396,18 +413,16 @@ SlotSolution keep_previous(const SlotProblem& sp, const std::vector<int>& warm, 
 
 namespace {
 
-// Whether every job of a plan absorbs the collisions the plan still predicts
-// within its own slack (P_j - T_j). A gated job whose iterations run later
-// than its period drifts off its slots until it loses one, and the plan then
-// falls apart; one whose delay fits its slack stays on its grid, so what the
-// plan predicts is what happens. Each slot's excess on a link is shared by
-// the jobs loading it then in proportion to their demand (fair sharing), and
-// a job's share of `e` slots of link capacity costs it e / peak slots at its
-// own rate; the uplink and downlink carry the same rings, so a job's delay is
-// its worst link's, not their sum.
-bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, double margin) {
+// The delay the collisions of a plan still predict cost its jobs, slot by
+// slot: f(job, link, t, d) for every slot t of the hyperperiod (or horizon) in
+// which job `job` loses d slots of its own time on link `link`. Each slot's
+// excess on a link is shared by the jobs loading it then in proportion to
+// their demand (fair sharing), and a job's share of `e` slots of link
+// capacity costs it e / peak slots at its own rate.
+template <typename F>
+void for_each_delay(const SlotProblem& p, const std::vector<int>& shift, F&& f) {
     const int H = p.hyperperiod_slots;
-    if (H <= 0) return true;
+    if (H <= 0) return;
     std::vector<std::vector<double>> load(p.links.size());
     std::vector<double> mix_mean(p.links.size(), 0);
     for (size_t k = 0; k < p.links.size(); ++k) {
@@ -419,36 +434,58 @@ bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, doubl
         return d.pattern[((t - shift[i]) % P + P) % P];
     };
     // Only the slots each job communicates in: O(bursts · H / P) per job, not O(H).
-    auto for_busy = [&](size_t i, const SlotDemand& d, auto&& f) {
+    auto for_busy = [&](size_t i, const SlotDemand& d, auto&& g) {
         const int P = p.jobs[i].period_slots;
         const int s = ((shift[i] % P) + P) % P;
         for (int t0 = 0; t0 < P; ++t0) {
             if (d.pattern[t0] == 0) continue;
-            for (int t = (t0 + s) % P; t < H; t += P) f(t);
+            for (int t = (t0 + s) % P; t < H; t += P) g(t);
         }
     };
     for (size_t i = 0; i < p.jobs.size(); ++i)
         for (const SlotDemand& d : p.jobs[i].demand)
             for_busy(i, d, [&](int t) { load[d.link][t] += demand_at(i, d, t); });
-    for (size_t i = 0; i < p.jobs.size(); ++i) {
-        const SlotJob& j = p.jobs[i];
-        if (j.isolated_period_s <= 0) continue;
-        double worst = 0;  // slots of delay over the horizon
-        for (const SlotDemand& d : j.demand) {
+    for (size_t i = 0; i < p.jobs.size(); ++i)
+        for (const SlotDemand& d : p.jobs[i].demand) {
             double peak = *std::max_element(d.pattern.begin(), d.pattern.end());
             if (peak <= 0) continue;
-            double delay = 0;
             for_busy(i, d, [&](int t) {
                 double x = demand_at(i, d, t);
                 if (x <= 0) return;
                 double e = slot_excess(p.links[d.link], load[d.link][t]);
-                if (e > 0) delay += e * x / (load[d.link][t] + mix_mean[d.link]) / peak;
+                if (e > 0) f(i, d.link, t, e * x / (load[d.link][t] + mix_mean[d.link]) / peak);
             });
-            worst = std::max(worst, delay);
         }
-        const double per_iteration_s = worst * p.slot_s * j.period_slots / H;
+}
+
+// Per job of a plan, the delay per iteration (seconds) its collisions cost
+// it; the uplink and downlink carry the same rings, so a job's delay is its
+// worst link's, not their sum.
+std::vector<double> collision_delays_s(const SlotProblem& p, const std::vector<int>& shift) {
+    const size_t L = p.links.size();
+    std::vector<double> per_link(p.jobs.size() * L, 0);   // slots of delay over the horizon
+    for_each_delay(p, shift, [&](size_t i, int link, int, double d) { per_link[i * L + link] += d; });
+    std::vector<double> out(p.jobs.size(), 0);
+    for (size_t i = 0; i < p.jobs.size() && p.hyperperiod_slots > 0; ++i) {
+        double worst = 0;
+        for (size_t k = 0; k < L; ++k) worst = std::max(worst, per_link[i * L + k]);
+        out[i] = worst * p.slot_s * p.jobs[i].period_slots / p.hyperperiod_slots;
+    }
+    return out;
+}
+
+// Whether every job of a plan absorbs the collisions the plan still predicts
+// within its own slack (P_j - T_j). A gated job whose iterations run later
+// than its period drifts off its slots until it loses one, and the plan then
+// falls apart; one whose delay fits its slack stays on its grid, so what the
+// plan predicts is what happens.
+bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, double margin) {
+    const std::vector<double> delay = collision_delays_s(p, shift);
+    for (size_t i = 0; i < p.jobs.size(); ++i) {
+        const SlotJob& j = p.jobs[i];
+        if (j.isolated_period_s <= 0) continue;
         const double slack_s = j.period_slots * p.slot_s - j.isolated_period_s;
-        if (per_iteration_s > margin * slack_s + 1e-12) return false;
+        if (delay[i] > margin * slack_s + 1e-12) return false;
     }
     return true;
 }
@@ -594,6 +631,14 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     }
     res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
+}
+
+std::map<JobId, double> LocalScheduler::collision_delays(const Topology& topo, const LeafProblem& problem) const {
+    const Built b = LeafBuilder(opts_, tuning_, topo, problem).decided();
+    const std::vector<double> delay = collision_delays_s(b.sp, b.warm);
+    std::map<JobId, double> out;
+    for (size_t k = 0; k < b.sp.jobs.size(); ++k) out[problem.jobs[b.job_of[k]].id] = delay[k];
+    return out;
 }
 
 }  // namespace harmonics

@@ -93,6 +93,12 @@ public:
     explicit LocalScheduler(const PolicyOptions& opts, const LocalTuning& tuning = {})
         : opts_(opts), tuning_(tuning) {}
     LeafResult decide(const Topology& topo, const LeafProblem& problem) const;
+    // A leaf whose jobs are all decided (every gated one in problem.fixed,
+    // the rest free): the delay per iteration, in seconds, that collisions on
+    // this leaf's links cost each gated job over the next horizon (the slack
+    // rule's prediction, here for jobs other leaves own too).
+    std::map<JobId, double> collision_delays(const Topology& topo, const LeafProblem& problem) const;
+    const LocalTuning& tuning() const { return tuning_; }
 
 private:
     PolicyOptions opts_;
