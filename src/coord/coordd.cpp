@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "policy/global_coordinator.h"
+#include "policy/harmonics_local.h"
 #include "sched/job_profile.h"
 #include "state/leaf_summary.h"
 #include "topology/hostlist.h"
@@ -51,6 +52,10 @@ void fill_info(JobInfoBuf& b, const CoordJob& j, const std::string& state) {
     }
     b.state = state;
     b.info.state = const_cast<char*>(b.state.c_str());
+    if (j.run_free) {
+        b.info.has_run_free = 1;
+        b.info.run_free = 1;
+    }
 }
 
 }  // namespace
@@ -337,6 +342,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     v.period_s = lj.has_period_s ? lj.period_s : 0;
     v.uplink_load = lj.has_uplink_load ? lj.uplink_load : 0;
     v.ranks = lj.has_ranks_reporting ? lj.ranks_reporting : 0;
+    v.slack_used = lj.has_slack_used ? lj.slack_used : 0;
     v.phases.clear();
     for (std::size_t k = 0; k < lj.n_phases && k < sched::JobAggregate::kMaxPhases; ++k)
         v.phases.push_back({lj.phases[k]->start_offset_s, lj.phases[k]->duration_s,
@@ -417,6 +423,63 @@ void Coordd::handle_proposal(wire::Connection& c, const Harmonics__LeafProposal&
     }
     l.uplink_load = load;
     if (jobs_.size() != before) assign_owners();
+    std::vector<JobId> ids;
+    for (std::size_t i = 0; i < p.n_jobs; ++i) ids.push_back(p.jobs[i]->job_id);
+    check_slack(ids);
+}
+
+// Each owner's slack rule covers its own leaf only. A gated cross-leaf job
+// whose collisions with other gated jobs on another of its leaves take more
+// than the share of its slack the rule allows would miss slots there for
+// good. The first time, that leaf becomes its owner and plans it around the
+// jobs fixed there; if it happens again, every leaf runs it free for a while
+// (the simulator's Global Coordinator applies the same rule within one epoch,
+// policy/global_coordinator.cpp).
+void Coordd::check_slack(const std::vector<JobId>& ids) {
+    const double margin = LocalTuning().slack_margin;
+    const double now = mono_s();
+    for (JobId id : ids) {
+        auto it = jobs_.find(id);
+        if (it == jobs_.end()) continue;
+        CoordJob& j = it->second;
+        if (j.ended || j.run_free || j.leaves.size() < 2 || !j.decision || !j.decision->gated) continue;
+        const std::string* worst = nullptr;
+        double used = 0;
+        for (const auto& [leaf, v] : j.views)
+            if (v.slack_used > used) {
+                used = v.slack_used;
+                worst = &leaf;
+            }
+        if (used <= margin) continue;
+        if (!j.reowned && *worst != j.owner) {
+            HLOG_INFO("job %lld: collisions on leaf %s take %.0f%% of its slack (owner %s plans its own leaf); "
+                      "%s owns it now",
+                      (long long)id, worst->c_str(), 100 * used, j.owner.c_str(), worst->c_str());
+            j.owner = *worst;
+            j.reowned = true;
+            for (auto& [leaf, v] : j.views) v.slack_used = 0;   // measured under the old owner's plan
+            notify_leaves(j);
+            continue;
+        }
+        const double hold = 30 * cfg_.epoch_s * double(1 << std::min(j.run_free_times, 5));
+        j.run_free = true;
+        j.run_free_until = now + hold;
+        j.run_free_times++;
+        HLOG_INFO("job %lld: collisions on leaf %s take %.0f%% of its slack (owner %s plans its own leaf); "
+                  "it runs free on every leaf for %.0f s",
+                  (long long)id, worst->c_str(), 100 * used, j.owner.c_str(), hold);
+        notify_leaves(j);
+    }
+}
+
+void Coordd::end_run_free(double now) {
+    for (auto& [id, j] : jobs_) {
+        if (!j.run_free || j.ended || now < j.run_free_until) continue;
+        j.run_free = false;
+        for (auto& [leaf, v] : j.views) v.slack_used = 0;   // measured under the free run
+        HLOG_INFO("job %lld: its owner %s may gate it again", (long long)id, j.owner.c_str());
+        notify_leaves(j);
+    }
 }
 
 // Owners for cross-leaf jobs that have none. An owner is kept while the job
@@ -567,6 +630,7 @@ void Coordd::on_tick() {
             ++it;
         }
     }
+    end_run_free(now);
     write_summary();
     update_comments(now);
     if (slurm_ && !slurm_loaded_ && now - load_requested_ > 30) {

@@ -41,6 +41,7 @@ struct LeafView {                       // one leaf's report on a job
     std::vector<sched::PhaseSample> phases;
     double uplink_load = 0;
     int ranks = 0;
+    double slack_used = 0;              // share of the job's slack this leaf's collisions take (gated cross-leaf jobs)
 };
 
 struct CoordJob {
@@ -61,6 +62,13 @@ struct CoordJob {
     std::map<std::string, LeafView> views;
     std::string comment_sent;           // posted, and not known to have failed
     double comment_at = -1e9;
+    // Run free on every leaf until run_free_until (monotonic): its collisions
+    // on one of its leaves took more than its slack even after that leaf
+    // became its owner. Each time again doubles the hold.
+    bool run_free = false;
+    double run_free_until = 0;
+    int run_free_times = 0;
+    bool reowned = false;               // handed to the leaf where it collided (once)
 };
 
 struct LeafLink {
@@ -103,6 +111,8 @@ private:
     void send_assignment(const std::string& leaf, bool full, const std::vector<JobId>& jobs,
                          const std::vector<JobId>& ended);
     void notify_leaves(const CoordJob& j);
+    void check_slack(const std::vector<JobId>& ids);
+    void end_run_free(double now);
     wire::Connection* leaf_conn(const std::string& leaf);
     std::string job_state(const CoordJob& j) const;
 

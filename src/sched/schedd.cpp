@@ -421,8 +421,9 @@ void Schedd::decide(EpochReason why) {
             idle.push_back(id);
             continue;
         }
-        if (!owns(j)) pb.fixed[id] = j.fixed ? *j.fixed : JobDecision{};
-        if (j.decision && owns(j)) pb.previous[id] = *j.decision;
+        if (j.run_free) pb.fixed[id] = JobDecision{};
+        else if (!owns(j)) pb.fixed[id] = j.fixed ? *j.fixed : JobDecision{};
+        else if (j.decision) pb.previous[id] = *j.decision;
         pb.jobs.push_back(std::move(p));
     }
     for (const JobProfile& p : pb.jobs)
@@ -439,7 +440,8 @@ void Schedd::decide(EpochReason why) {
     for (auto& [id, j] : jobs_) {
         if (!j.summary) continue;
         JobDecision d;   // free unless decided
-        if (!owns(j)) {
+        if (j.run_free) {
+        } else if (!owns(j)) {
             if (j.fixed) d = *j.fixed;
         } else if (auto r = res.jobs.find(id); r != res.jobs.end()) {
             d = r->second;
@@ -458,6 +460,7 @@ void Schedd::decide(EpochReason why) {
         push_schedule(j, now);
     }
     (void)idle;
+    measure_slack_used(pb.jobs);
     if (decide_times_.size() >= 100000) {
         decide_times_.erase(decide_times_.begin(), decide_times_.begin() + 50000);
         decide_cpu_.erase(decide_cpu_.begin(), decide_cpu_.begin() + 50000);
@@ -466,6 +469,38 @@ void Schedd::decide(EpochReason why) {
     policy_times_.push_back(res.wall_s);
     decide_times_.push_back(mono_s() - t0);
     decide_cpu_.push_back(thread_cpu_s() - c0);
+}
+
+// What the gated jobs' decisions now in force make them cost each other on
+// this leaf, for the cross-leaf ones: each owner checked only its own leaf,
+// so every leaf reports, and coordd hands a job whose worst leaf takes more
+// than its slack to that leaf, or runs it free (the simulator's Global
+// Coordinator applies the same rule, policy/global_coordinator.cpp).
+void Schedd::measure_slack_used(const std::vector<JobProfile>& profiles) {
+    LeafProblem pb;
+    pb.leaf = leaf_;
+    pb.now_s = wall_s();
+    bool crossing = false;
+    for (const JobProfile& p : profiles) {
+        SchedJob& j = jobs_.at(p.id);
+        j.slack_used = 0;
+        if (!j.decision || !j.decision->gated) continue;
+        pb.jobs.push_back(p);
+        pb.fixed[p.id] = *j.decision;
+        crossing = crossing || is_cross_leaf(j);
+    }
+    if (!crossing || cfg_.policy == "fair") return;
+    const std::map<JobId, double> delay = local_->collision_delays(topo_, pb);
+    for (const JobProfile& p : profiles) {
+        SchedJob& j = jobs_.at(p.id);
+        auto d = delay.find(p.id);
+        if (d == delay.end() || !is_cross_leaf(j)) continue;
+        const double slack_s = j.decision->period_s - iteration_period_s(p);
+        j.slack_used = slack_s > 0 ? d->second / slack_s : (d->second > 0 ? 1e9 : 0);
+        if (j.slack_used > 0)
+            HLOG_DEBUG("epoch %llu: job %lld: collisions here take %.0f%% of its slack", (unsigned long long)epoch_,
+                       (long long)p.id, 100 * j.slack_used);
+    }
 }
 
 void Schedd::push_schedule(SchedJob& j, double now_wall) {
@@ -506,6 +541,10 @@ void Schedd::fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics_
     if (j.n_nodes > 0) {
         lj->has_n_nodes = 1;
         lj->n_nodes = j.n_nodes;
+    }
+    if (j.decision && j.decision->gated && is_cross_leaf(j)) {
+        lj->has_slack_used = 1;
+        lj->slack_used = j.slack_used;
     }
     if (j.decision && owns(j)) {
         // An owner only for cross-leaf jobs: a leaf-local job is no one else's business.
@@ -649,6 +688,12 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
         std::string owner = ji->owner_leaf ? ji->owner_leaf : "";
         if (owner != j.owner_leaf) changed = true;
         j.owner_leaf = owner;
+        const bool run_free = ji->has_run_free && ji->run_free;
+        if (run_free != j.run_free) {
+            changed = true;
+            HLOG_INFO("job %lld: coordd says it runs %s on every leaf", (long long)j.id, run_free ? "free" : "gated again");
+        }
+        j.run_free = run_free;
         if (ji->decision && owner != leaf_name_) {
             JobDecision d = wire::decision_of(*ji->decision);
             if (!j.fixed || !same_gate(*j.fixed, d)) changed = true;

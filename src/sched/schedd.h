@@ -60,6 +60,8 @@ struct SchedJob {
     double last_report_s = 0;                // monotonic
     bool clock_seen = false;                 // a hook's clock offset was logged
     double uplink_load = 0;
+    double slack_used = 0;                   // gated cross-leaf jobs: share of their slack our collisions take
+    bool run_free = false;                   // coordd: a cross-leaf job every leaf runs free for now
 };
 
 class Schedd {
@@ -112,6 +114,7 @@ private:
     void decide_soon();
     void decide(EpochReason why);
     void push_schedule(SchedJob& j, double now_wall);
+    void measure_slack_used(const std::vector<JobProfile>& profiles);
     void expire_jobs(double now);
     bool is_cross_leaf(const SchedJob& j) const;
     bool owns(const SchedJob& j) const;

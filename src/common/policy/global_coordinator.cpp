@@ -98,6 +98,7 @@ CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vect
     // Cross-leaf jobs taken off the gate this epoch: every leaf, the owner
     // included, sees them running free.
     std::set<JobId> ungated;
+    std::set<JobId> reowned;   // cross-leaf jobs handed to the leaf where they collided
     std::map<SwitchId, LeafResult> results;
     double leaf_total = 0;
     auto leaves_of = [&](const std::set<JobId>& ids, bool with_owner) {
@@ -170,7 +171,7 @@ CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vect
     // overlay of the leaves' timelines gave the same results, doc/scale.md),
     // and one number per job and leaf is what schedd can report to coordd.
     for (int pass = 0; pass < max_rounds_; ++pass) {
-        std::map<JobId, double> worst;   // per job, its worst leaf's delay per iteration
+        std::map<JobId, std::pair<double, SwitchId>> worst;   // per job: its worst leaf's delay per iteration, that leaf
         double slowest = 0;
         for (SwitchId leaf : all) {
             LeafProblem pb;
@@ -178,15 +179,16 @@ CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vect
             pb.now_s = now_s;
             bool crossing = false;
             for (size_t i : members[leaf]) {
-                pb.jobs.push_back(jobs[i]);
                 auto c = current.find(jobs[i].id);
                 if (c == current.end() || !c->second.gated || ungated.count(jobs[i].id)) continue;
+                pb.jobs.push_back(jobs[i]);
                 pb.fixed[jobs[i].id] = c->second;
                 crossing = crossing || res.owners.count(jobs[i].id);
             }
             if (!crossing) continue;
             const auto l0 = Clock::now();
-            for (const auto& [id, x] : local.collision_delays(topo, pb)) worst[id] = std::max(worst[id], x);
+            for (const auto& [id, x] : local.collision_delays(topo, pb))
+                if (x > worst[id].first) worst[id] = {x, leaf};
             const double took = std::chrono::duration<double>(Clock::now() - l0).count();
             slowest = std::max(slowest, took);
             leaf_total += took;
@@ -197,20 +199,32 @@ CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vect
             auto c = current.find(j.id);
             if (!res.owners.count(j.id) || ungated.count(j.id) || c == current.end() || !c->second.gated) continue;
             const double slack_s = c->second.period_s - iteration_period_s(j);
-            if (worst[j.id] > local.tuning().slack_margin * slack_s + 1e-12) over.insert(j.id);
+            if (worst[j.id].first > local.tuning().slack_margin * slack_s + 1e-12) over.insert(j.id);
         }
         if (over.empty()) break;
         for (JobId id : over) {
+            SwitchId& owner = res.owners.at(id);
+            const SwitchId there = worst[id].second;
+            if (there != owner && !reowned.count(id)) {
+                // The leaf where it collides decides it from now on, around
+                // the jobs fixed there; its old owner plans around it.
+                owner = there;
+                reowned.insert(id);
+                continue;
+            }
             ungated.insert(id);
             JobDecision d;
-            d.owner_leaf = res.owners.at(id);
+            d.owner_leaf = owner;
             current[id] = d;
         }
         rounds(leaves_of(over, true));
     }
     for (const auto& [leaf, r] : results) {
         res.predicted_cost += r.predicted_cost;
-        for (const auto& [id, d] : r.jobs) res.jobs[id] = d;
+        for (const auto& [id, d] : r.jobs) {
+            auto o = res.owners.find(id);
+            if (o == res.owners.end() || o->second == leaf) res.jobs[id] = d;   // not a former owner's
+        }
     }
     for (JobId id : ungated) res.jobs[id] = current[id];
     res.leaves_decided = static_cast<int>(results.size());
