@@ -461,7 +461,7 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
             notify_leaves(j);
             continue;
         }
-        const double hold = 30 * cfg_.epoch_s * double(1 << std::min(j.run_free_times, 5));
+        const double hold = kConflictFreeHoldEpochs * cfg_.epoch_s * double(1 << std::min(j.run_free_times, 5));
         j.run_free = true;
         j.run_free_until = now + hold;
         j.run_free_times++;

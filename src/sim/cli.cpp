@@ -221,6 +221,7 @@ int run(const CliOptions& o) {
     std::vector<SimJob> jobs = prepare_jobs(sc);
     std::vector<std::string> names = o.policies.empty() ? policy_names() : o.policies;
     PolicyOptions popts = policy_options(cfg, o);
+    popts.epoch_s = sc.epoch_s;
 
     EngineConfig ec;
     ec.epoch_s = sc.epoch_s;

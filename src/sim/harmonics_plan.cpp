@@ -145,7 +145,7 @@ private:
         std::vector<JobProfile> profiles;
         for (const auto& [id, pj] : jobs_) profiles.push_back(profile(pj));
         LocalScheduler local(opts_);
-        CoordinationResult r = coord_.plan(topo_, profiles, previous_, local, epoch_);
+        CoordinationResult r = coord_.plan(topo_, profiles, previous_, local, epoch_, &conflicts_);
         previous_ = r.jobs;
         char buf[256];
         out << "epoch " << ++epoch_ << "\n";
@@ -171,6 +171,7 @@ private:
     bool have_fabric_ = false;
     PolicyOptions opts_;
     GlobalCoordinator coord_;
+    ConflictMemory conflicts_;   // epochs are 1 s apart here (now = the epoch's number)
     std::map<JobId, PlanJob> jobs_;
     std::map<JobId, JobDecision> previous_;
     int epoch_ = 0;

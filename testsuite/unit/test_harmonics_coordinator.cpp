@@ -2,6 +2,7 @@
 // the harmonics policy as the simulator sees it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -163,6 +164,48 @@ TEST(GlobalCoordinator, NoCrossLeafJobIsGatedPastItsSlackOnAnyOfItsLeaves) {
     // Not vacuous: some cross-leaf jobs stay gated.
     EXPECT_GT(gated_cross, 0);
     std::printf("cross-leaf jobs gated %d, free %d\n", gated_cross, ungated_cross);
+}
+
+// golden/cross-leaf-conflict as a unit: rack1 and rack2 each pack their two
+// jobs with the same shifts, so 1 and 2 meet on rack3, 3 and 4 on rack4. The
+// jobs go to the leaves where they meet, which place them apart; with the
+// memory, the next epoch keeps those owners and moves no job.
+TEST(GlobalCoordinator, JobsCollidingOnALeafThatOwnsNeitherGoThereAndStay) {
+    Topology topo = Topology::make_two_level(4, 4, 12.5e9, 4.0);
+    std::vector<SwitchId> L = topo.leaves();
+    auto links = [&](SwitchId a, SwitchId b) {
+        std::vector<LinkId> out;
+        for (SwitchId s : {a, b})
+            for (LinkId l : leaf_links(topo, s)) out.push_back(l);
+        return out;
+    };
+    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.1, 0.03, links(L[0], L[2]), 1.0),
+                                    periodic_job(topo, 2, 0.1, 0.03, links(L[1], L[2]), 1.0),
+                                    periodic_job(topo, 3, 0.1, 0.03, links(L[0], L[3]), 1.0),
+                                    periodic_job(topo, 4, 0.1, 0.03, links(L[1], L[3]), 1.0)};
+    PolicyOptions opts;
+    opts.local_budget_s = 1.0;   // results independent of the host's load
+    LocalScheduler local(opts);
+    GlobalCoordinator coord;
+    // Without the conflict pass's outcome: each owner packs its own two.
+    ASSERT_EQ(coord.assign_owners(topo, jobs).at(2), L[1]);
+    ConflictMemory memory;
+    CoordinationResult r = coord.plan(topo, jobs, {}, local, 0, &memory);
+    EXPECT_EQ(r.owners.at(1), L[2]);
+    EXPECT_EQ(r.owners.at(3), L[3]);
+    auto apart = [&](const CoordinationResult& x, JobId a, JobId b) {
+        const JobDecision &da = x.jobs.at(a), &db = x.jobs.at(b);
+        if (!da.gated || !db.gated || da.period_s != db.period_s) return false;
+        double d = std::fmod(std::abs(da.origin_s + da.shift_s - db.origin_s - db.shift_s), da.period_s);
+        return std::min(d, da.period_s - d) >= 0.03 - 1e-9;
+    };
+    EXPECT_TRUE(apart(r, 1, 2));
+    EXPECT_TRUE(apart(r, 3, 4));
+    CoordinationResult again = coord.plan(topo, jobs, r.jobs, local, 1, &memory);
+    for (JobId id : {1, 2, 3, 4}) {
+        EXPECT_EQ(again.owners.at(id), r.owners.at(id)) << id;
+        EXPECT_TRUE(same_schedule(again.jobs.at(id), r.jobs.at(id))) << id;
+    }
 }
 
 TEST(HarmonicsPolicy, IsRegisteredAndReportsClusterTime) {

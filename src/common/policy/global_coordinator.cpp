@@ -48,6 +48,11 @@ std::vector<LeafLoad> leaf_loads(const Topology& topo, const std::vector<JobProf
     return out;
 }
 
+template <typename Map>
+void forget_departed(Map& m, const std::set<JobId>& present) {
+    for (auto it = m.begin(); it != m.end();) it = present.count(it->first) ? std::next(it) : m.erase(it);
+}
+
 bool same_decision(const JobDecision& a, const JobDecision& b) {
     return a.gated == b.gated && a.shift_s == b.shift_s && a.period_s == b.period_s && a.origin_s == b.origin_s;
 }
@@ -80,7 +85,7 @@ std::map<JobId, SwitchId> GlobalCoordinator::assign_owners(const Topology& topo,
 
 CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vector<JobProfile>& jobs,
                                            const std::map<JobId, JobDecision>& previous, const LocalScheduler& local,
-                                           double now_s) const {
+                                           double now_s, ConflictMemory* memory) const {
     const auto t0 = Clock::now();
     CoordinationResult res;
     res.owners = assign_owners(topo, jobs);
@@ -99,6 +104,33 @@ CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vect
     // included, sees them running free.
     std::set<JobId> ungated;
     std::set<JobId> reowned;   // cross-leaf jobs handed to the leaf where they collided
+    if (memory) {
+        std::set<JobId> present;
+        for (const JobProfile& j : jobs) present.insert(j.id);
+        forget_departed(memory->owner, present);
+        forget_departed(memory->free_until_s, present);
+        forget_departed(memory->free_times, present);
+        for (size_t i = 0; i < jobs.size(); ++i) {
+            auto o = res.owners.find(jobs[i].id);
+            if (o == res.owners.end()) continue;
+            auto m = memory->owner.find(jobs[i].id);
+            if (m != memory->owner.end())
+                for (const auto& [leaf, x] : loads[i].per_leaf) {
+                    (void)x;
+                    if (leaf == m->second) {
+                        o->second = leaf;
+                        reowned.insert(jobs[i].id);
+                    }
+                }
+            auto f = memory->free_until_s.find(jobs[i].id);
+            if (f != memory->free_until_s.end() && now_s < f->second) {
+                ungated.insert(jobs[i].id);
+                JobDecision d;
+                d.owner_leaf = o->second;
+                current[jobs[i].id] = d;
+            }
+        }
+    }
     std::map<SwitchId, LeafResult> results;
     double leaf_total = 0;
     auto leaves_of = [&](const std::set<JobId>& ids, bool with_owner) {
@@ -210,9 +242,15 @@ CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vect
                 // the jobs fixed there; its old owner plans around it.
                 owner = there;
                 reowned.insert(id);
+                if (memory) memory->owner[id] = there;
                 continue;
             }
             ungated.insert(id);
+            if (memory) {
+                int& times = memory->free_times[id];
+                memory->free_until_s[id] = now_s + memory->free_hold_s * double(1 << std::min(times, 5));
+                times++;
+            }
             JobDecision d;
             d.owner_leaf = owner;
             current[id] = d;

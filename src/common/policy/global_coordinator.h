@@ -32,6 +32,21 @@ struct CoordinationResult {
     double predicted_cost = 0;               // summed over leaves of the last round
 };
 
+// What earlier epochs settled about conflicts on leaves that own neither
+// job, kept so that they are not fought again every epoch (coordd keeps the
+// same per job): a job handed to the leaf where it collided stays there, and
+// one that had to run free does so for free_hold_s (kConflictFreeHoldEpochs
+// epochs in harmonics' policy and in coordd), doubled each further time (at
+// most 32 times).
+constexpr double kConflictFreeHoldEpochs = 30;
+
+struct ConflictMemory {
+    std::map<JobId, SwitchId> owner;
+    std::map<JobId, double> free_until_s;
+    std::map<JobId, int> free_times;
+    double free_hold_s = 30;
+};
+
 class GlobalCoordinator {
 public:
     explicit GlobalCoordinator(int max_rounds = 3) : max_rounds_(max_rounds) {}
@@ -44,10 +59,14 @@ public:
     // the jobs it owns with the others' cross-leaf jobs fixed at their latest
     // decision (last epoch's, or free-running when new); after each round the
     // owners' decisions are handed to the other leaves, and the leaves whose
-    // fixed jobs moved decide again, for at most max_rounds rounds.
+    // fixed jobs moved decide again, for at most max_rounds rounds. Then at
+    // most max_rounds conflict passes (a gated cross-leaf job colliding past
+    // its slack with other gated jobs on a leaf that does not own it goes to
+    // that leaf, or runs free), each followed by at most max_rounds rounds.
+    // `memory` (may be null) carries the conflicts' outcomes across epochs.
     CoordinationResult plan(const Topology& topo, const std::vector<JobProfile>& jobs,
                             const std::map<JobId, JobDecision>& previous, const LocalScheduler& local,
-                            double now_s) const;
+                            double now_s, ConflictMemory* memory = nullptr) const;
 
 private:
     int max_rounds_;

@@ -12,7 +12,9 @@ namespace {
 class HarmonicsPolicy : public Policy {
 public:
     HarmonicsPolicy(const PolicyOptions& opts, const LocalTuning& tuning, const std::string& name)
-        : local_(opts, tuning), name_(name) {}
+        : local_(opts, tuning), name_(name) {
+        conflicts_.free_hold_s = kConflictFreeHoldEpochs * opts.epoch_s;
+    }
     std::string name() const override { return name_; }
 
     Decisions decide(const Topology& topo, const std::vector<JobProfile>& jobs, double now_s, EpochReason) override {
@@ -22,7 +24,7 @@ public:
             auto p = previous_.find(j.id);
             if (p != previous_.end()) previous.insert(*p);
         }
-        CoordinationResult r = coordinator_.plan(topo, jobs, previous, local_, now_s);
+        CoordinationResult r = coordinator_.plan(topo, jobs, previous, local_, now_s, &conflicts_);
         previous_ = r.jobs;
         Decisions d;
         d.jobs = std::move(r.jobs);
@@ -35,6 +37,7 @@ private:
     std::string name_;
     GlobalCoordinator coordinator_;
     std::map<JobId, JobDecision> previous_;
+    ConflictMemory conflicts_;
 };
 
 }  // namespace

@@ -53,6 +53,7 @@ struct PolicyOptions {
     double local_budget_s = 0.001;   // harmonics: per-leaf search budget
     double max_stretch = 0.05;       // harmonics: a period may exceed T_j by this fraction
     double guard = 0.01;             // harmonics: slack of a period over T_j and between packed bursts
+    double epoch_s = 1.0;            // decision round (harmonics counts conflict holds in epochs)
     unsigned seed = 1;
 };
 
