@@ -74,7 +74,8 @@ TEST(GlobalCoordinator, EveryMultiLeafJobHasExactlyOneDecision) {
         std::vector<JobProfile> jobs = random_jobs(topo, rng, 6 + trial % 7);
         GlobalCoordinator coord;
         CoordinationResult r = coord.plan(topo, jobs, {}, local, 0);
-        EXPECT_LE(r.rounds, 3);
+        // At most 3 rounds, then at most 3 conflict passes of at most 3 rounds each.
+        EXPECT_LE(r.rounds, 3 * (1 + 3));
         for (const JobProfile& j : jobs) {
             std::set<SwitchId> leaves = loaded_leaves(topo, j);
             if (leaves.size() < 2) {
