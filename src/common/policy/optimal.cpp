@@ -76,7 +76,9 @@ Built build(const Topology& topo, const std::vector<JobProfile>& jobs, const std
     std::vector<double> T;
     std::int64_t longest = 1;
     for (int i : members) {
-        T.push_back(iteration_period_s(jobs[i]));
+        // The least period harmonics' Local Scheduler gives a job: T_j and the
+        // guard (a gate missed by a hair costs a whole period).
+        T.push_back(iteration_period_s(jobs[i]) * (1 + tune.guard));
         longest = std::max<std::int64_t>(longest, std::llround(std::ceil(T.back() * (1 + tune.max_stretch) / opts.slot_s)));
     }
     const std::int64_t cap = std::min<std::int64_t>(tune.max_hyper_slots, longest * tune.hyper_factor);
