@@ -342,7 +342,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     v.period_s = lj.has_period_s ? lj.period_s : 0;
     v.uplink_load = lj.has_uplink_load ? lj.uplink_load : 0;
     v.ranks = lj.has_ranks_reporting ? lj.ranks_reporting : 0;
-    v.slack_used = lj.has_slack_used ? lj.slack_used : 0;
+    v.slack_used = lj.has_slack_used && leaf_settled(leaf) ? lj.slack_used : 0;
     v.phases.clear();
     for (std::size_t k = 0; k < lj.n_phases && k < sched::JobAggregate::kMaxPhases; ++k)
         v.phases.push_back({lj.phases[k]->start_offset_s, lj.phases[k]->duration_s,
@@ -438,26 +438,37 @@ void Coordd::handle_proposal(wire::Connection& c, const Harmonics__LeafProposal&
 void Coordd::check_slack(const std::vector<JobId>& ids) {
     const double margin = LocalTuning().slack_margin;
     const double now = mono_s();
+    struct Over {
+        double used;
+        JobId id;
+        std::string leaf;
+    };
+    std::vector<Over> over;
     for (JobId id : ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end()) continue;
         CoordJob& j = it->second;
         if (j.ended || j.run_free || j.leaves.size() < 2 || !j.decision || !j.decision->gated) continue;
-        const std::string* worst = nullptr;
-        double used = 0;
+        Over o{0, id, ""};
         for (const auto& [leaf, v] : j.views)
-            if (v.slack_used > used) {
-                used = v.slack_used;
-                worst = &leaf;
-            }
-        if (used <= margin) continue;
-        if (!j.reowned && *worst != j.owner) {
+            if (v.slack_used > o.used) o = {v.slack_used, id, leaf};
+        if (o.used > margin) over.push_back(o);
+    }
+    // The job its collisions cost most first; after each hand-over or free
+    // run, the leaves it touches are unsettled for a few epochs, so two jobs
+    // meeting on a leaf get one hand-over (handing over both would move
+    // their conflict to the leaves they came from).
+    std::sort(over.begin(), over.end(), [](const Over& a, const Over& b) { return a.used > b.used; });
+    for (const Over& o : over) {
+        CoordJob& j = jobs_.at(o.id);
+        if (!settled(j)) continue;
+        if (!j.reowned && o.leaf != j.owner) {
             HLOG_INFO("job %lld: collisions on leaf %s take %.0f%% of its slack (owner %s plans its own leaf); "
                       "%s owns it now",
-                      (long long)id, worst->c_str(), 100 * used, j.owner.c_str(), worst->c_str());
-            j.owner = *worst;
+                      (long long)o.id, o.leaf.c_str(), 100 * o.used, j.owner.c_str(), o.leaf.c_str());
+            j.owner = o.leaf;
             j.reowned = true;
-            for (auto& [leaf, v] : j.views) v.slack_used = 0;   // measured under the old owner's plan
+            settle_slack(j);
             notify_leaves(j);
             continue;
         }
@@ -465,18 +476,44 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
         j.run_free = true;
         j.run_free_until = now + hold;
         j.run_free_times++;
+        settle_slack(j);
         HLOG_INFO("job %lld: collisions on leaf %s take %.0f%% of its slack (owner %s plans its own leaf); "
                   "it runs free on every leaf for %.0f s",
-                  (long long)id, worst->c_str(), 100 * used, j.owner.c_str(), hold);
+                  (long long)o.id, o.leaf.c_str(), 100 * o.used, j.owner.c_str(), hold);
         notify_leaves(j);
     }
+}
+
+// After a hand-over or a change to or from running free, each of the job's
+// leaves needs a few decisions (the news, the new owner's decision, its own
+// plan around it) before its reports describe the new state: until then
+// its reports are ignored and no job crossing it is acted on.
+void Coordd::settle_slack(CoordJob& j) {
+    constexpr std::uint64_t kSettleEpochs = 4;
+    for (const std::string& leaf : j.leaves) {
+        auto l = leaves_.find(leaf);
+        slack_from_epoch_[leaf] = (l != leaves_.end() ? l->second.epoch : 0) + kSettleEpochs;
+    }
+    for (auto& [id, k] : jobs_)
+        for (auto& [leaf, v] : k.views)
+            if (!leaf_settled(leaf)) v.slack_used = 0;
+}
+
+bool Coordd::leaf_settled(const std::string& leaf) const {
+    auto from = slack_from_epoch_.find(leaf);
+    auto l = leaves_.find(leaf);
+    return from == slack_from_epoch_.end() || (l != leaves_.end() && l->second.epoch >= from->second);
+}
+
+bool Coordd::settled(const CoordJob& j) const {
+    return std::all_of(j.leaves.begin(), j.leaves.end(), [this](const std::string& l) { return leaf_settled(l); });
 }
 
 void Coordd::end_run_free(double now) {
     for (auto& [id, j] : jobs_) {
         if (!j.run_free || j.ended || now < j.run_free_until) continue;
         j.run_free = false;
-        for (auto& [leaf, v] : j.views) v.slack_used = 0;   // measured under the free run
+        settle_slack(j);
         HLOG_INFO("job %lld: its owner %s may gate it again", (long long)id, j.owner.c_str());
         notify_leaves(j);
     }

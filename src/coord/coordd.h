@@ -112,6 +112,9 @@ private:
                          const std::vector<JobId>& ended);
     void notify_leaves(const CoordJob& j);
     void check_slack(const std::vector<JobId>& ids);
+    void settle_slack(CoordJob& j);
+    bool leaf_settled(const std::string& leaf) const;
+    bool settled(const CoordJob& j) const;
     void end_run_free(double now);
     wire::Connection* leaf_conn(const std::string& leaf);
     std::string job_state(const CoordJob& j) const;
@@ -149,6 +152,9 @@ private:
 
     std::map<JobId, CoordJob> jobs_;
     std::map<std::string, LeafLink> leaves_;
+    // Per leaf: its slack reports from proposals before this epoch are
+    // ignored (measured before a hand-over or a free run reached it).
+    std::map<std::string, std::uint64_t> slack_from_epoch_;
     std::uint64_t epoch_ = 0;
     std::uint64_t events_ = 0;
     double load_requested_ = 0;         // when slurm_load_jobs was asked for

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/job.h"
+#include "policy/policy.h"
 #include "topology/topology.h"
 
 namespace harmonics::testing {
@@ -17,6 +18,15 @@ inline Topology two_racks(int racks = 2, int nodes = 4) {
 
 // Period T, one collective of `comm_s` starting after compute, loading each
 // link in `links` at `fraction` of the first link's capacity.
+// Options for tests that assert what a search finds: a budget no busy host
+// runs out of (the default 1 ms can pass with the test descheduled under
+// ctest -j2; both LocalScheduler tests that failed that way here).
+inline PolicyOptions search_options() {
+    PolicyOptions o;
+    o.local_budget_s = 1.0;
+    return o;
+}
+
 inline JobProfile periodic_job(const Topology& topo, JobId id, double T, double comm_s,
                                const std::vector<LinkId>& links, double fraction) {
     JobProfile j;

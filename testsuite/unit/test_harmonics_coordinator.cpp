@@ -184,9 +184,7 @@ TEST(GlobalCoordinator, JobsCollidingOnALeafThatOwnsNeitherGoThereAndStay) {
                                     periodic_job(topo, 2, 0.1, 0.03, links(L[1], L[2]), 1.0),
                                     periodic_job(topo, 3, 0.1, 0.03, links(L[0], L[3]), 1.0),
                                     periodic_job(topo, 4, 0.1, 0.03, links(L[1], L[3]), 1.0)};
-    PolicyOptions opts;
-    opts.local_budget_s = 1.0;   // results independent of the host's load
-    LocalScheduler local(opts);
+    LocalScheduler local(harmonics::testing::search_options());
     GlobalCoordinator coord;
     // Without the conflict pass's outcome: each owner packs its own two.
     ASSERT_EQ(coord.assign_owners(topo, jobs).at(2), L[1]);

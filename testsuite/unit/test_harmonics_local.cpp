@@ -20,6 +20,7 @@
 
 using namespace harmonics;
 using harmonics::testing::periodic_job;
+using harmonics::testing::search_options;
 using harmonics::testing::two_racks;
 
 namespace {
@@ -159,7 +160,7 @@ TEST(LocalScheduler, ComplementaryPhasesGetTheZeroOverlapShift) {
     // Each job fills the uplink and downlink half of its 100 ms iteration.
     std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.050, links, 1.0),
                                     periodic_job(topo, 2, 0.100, 0.050, links, 1.0)};
-    LocalScheduler ls(PolicyOptions{});
+    LocalScheduler ls(search_options());
     LeafResult r = ls.decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 2u);
     EXPECT_NEAR(r.predicted_cost, stretch_of(r, jobs), 1e-9);  // no collision left
@@ -180,7 +181,7 @@ TEST(LocalScheduler, JobsThatCannotCollideRunFree) {
     std::vector<LinkId> links = leaf_links(topo, leaf);
     std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.050, links, 0.4),
                                     periodic_job(topo, 2, 0.173, 0.050, links, 0.5)};
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    LeafResult r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 2u);
     EXPECT_FALSE(r.jobs.at(1).gated);
     EXPECT_FALSE(r.jobs.at(2).gated);
@@ -198,7 +199,7 @@ TEST(LocalScheduler, NonCommensuratePeriodsAreGatedWhenItPays) {
     std::vector<JobProfile> jobs;
     for (int i = 1; i <= 3; ++i) jobs.push_back(periodic_job(topo, i, 0.101, 0.020, links, 1.0));
     jobs.push_back(periodic_job(topo, 4, 0.173, 0.015, links, 1.0));
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    LeafResult r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 4u);
     for (const JobProfile& j : jobs) {
         const JobDecision& d = r.jobs.at(j.id);
@@ -220,7 +221,7 @@ TEST(LocalScheduler, FreeRunningWinsWhenStretchCostsMoreThanCollisions) {
     // would cost more than the collisions it avoids.
     std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.101, 0.010, links, 1.0),
                                     periodic_job(topo, 2, 0.173, 0.010, links, 1.0)};
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    LeafResult r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 2u);
     EXPECT_FALSE(r.jobs.at(1).gated);
     EXPECT_FALSE(r.jobs.at(2).gated);
@@ -241,7 +242,7 @@ TEST(LocalScheduler, FixedCrossLeafJobIsWorkedAround) {
     fixed.shift_s = 0.030;
     fixed.owner_leaf = topo.leaves()[1];
     pb.fixed[1] = fixed;
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, pb);
+    LeafResult r = LocalScheduler(search_options()).decide(topo, pb);
     EXPECT_EQ(r.jobs.count(1), 0u);  // not ours to decide
     ASSERT_EQ(r.jobs.count(2), 1u);
     double s = r.jobs.at(2).shift_s;
@@ -258,7 +259,7 @@ TEST(LocalScheduler, WarmStartKeepsScheduleUnderSmallNoise) {
     std::vector<LinkId> links = leaf_links(topo, leaf);
     std::vector<JobProfile> jobs;
     for (int i = 0; i < 4; ++i) jobs.push_back(periodic_job(topo, i + 1, 0.100, 0.022, links, 1.0));
-    LocalScheduler ls(PolicyOptions{});
+    LocalScheduler ls(search_options());
     LeafProblem pb = leaf_problem(topo, leaf, jobs);
     LeafResult first = ls.decide(topo, pb);
     ASSERT_EQ(first.jobs.size(), 4u);
@@ -290,7 +291,7 @@ TEST(LocalScheduler, ArrivalIsPlacedWithoutMovingRunningJobs) {
     // busy and margins and newcomer cannot both fit: golden/churn shows that
     // case, where running jobs move by a few ms).
     for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 0.100, 0.024, links, 1.0));
-    LocalScheduler ls(PolicyOptions{});
+    LocalScheduler ls(search_options());
     LeafResult first = ls.decide(topo, leaf_problem(topo, leaf, jobs));
     jobs.push_back(periodic_job(topo, 4, 0.100, 0.024, links, 1.0));
     LeafProblem pb = leaf_problem(topo, leaf, jobs);
@@ -313,7 +314,7 @@ TEST(LocalScheduler, BurstsArePackedWithAMarginForLateReleases) {
     // Guard 1% (default): periods of 101 slots, bursts >= 2 slots apart;
     // Guard 3% (harmonics.conf Guard=3%): periods of 103, bursts >= 4 apart.
     for (auto [guard, period_want, gap] : {std::tuple{0.01, 0.101, 0.002}, std::tuple{0.03, 0.103, 0.004}}) {
-        PolicyOptions po;
+        PolicyOptions po = search_options();
         po.guard = guard;
         LeafResult r = LocalScheduler(po, local_tuning(po)).decide(topo, leaf_problem(topo, leaf, jobs));
         ASSERT_EQ(r.jobs.size(), 3u);
@@ -344,7 +345,7 @@ TEST(LocalScheduler, NewcomerKeepsTheGuardFromRunningJobs) {
     std::vector<LinkId> links = leaf_links(topo, leaf);
     std::vector<JobProfile> jobs;
     for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 1.765, 0.544, links, 1.0));
-    PolicyOptions po;
+    PolicyOptions po = search_options();
     po.guard = 0.03;
     po.slot_s = 0.010;  // the demo's grid (harmonics.conf Slot=10ms at time scale x10)
     LeafProblem pb = leaf_problem(topo, leaf, jobs);
@@ -378,7 +379,7 @@ TEST(LocalScheduler, ShortFreeTimeIsSharedBetweenBursts) {
     std::vector<LinkId> links = leaf_links(topo, leaf);
     std::vector<JobProfile> jobs;
     for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 1.666, 0.544, links, 1.0));
-    PolicyOptions po;
+    PolicyOptions po = search_options();
     po.guard = 0.03;
     LeafResult r = LocalScheduler(po, local_tuning(po)).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 3u);
@@ -418,7 +419,7 @@ TEST(LocalScheduler, RingsPackedBackToBackMayNotBeLate) {
     std::vector<LinkId> links = leaf_links(topo, leaf);
     std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.050, links, 1.0),
                                     periodic_job(topo, 2, 0.100, 0.050, links, 1.0)};
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    LeafResult r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 2u);
     for (const auto& [id, d] : r.jobs) {
         ASSERT_TRUE(d.gated) << id;
@@ -437,7 +438,7 @@ TEST(LocalScheduler, ReshufflesWhenTheGainBeatsTheThreshold) {
     same.gated = true;
     same.period_s = 0.100;
     pb.previous = {{1, same}, {2, same}};
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, pb);
+    LeafResult r = LocalScheduler(search_options()).decide(topo, pb);
     EXPECT_TRUE(r.changed);
     EXPECT_NEAR(r.predicted_cost, stretch_of(r, jobs), 1e-9);
 }
@@ -452,7 +453,7 @@ TEST(LocalScheduler, NearIdenticalJobsShareOnePeriod) {
     std::vector<JobProfile> jobs;
     const double T[] = {1.78, 1.80, 1.82};
     for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, T[i], 0.5, links, 1.0));
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    LeafResult r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 3u);
     const JobDecision& first = r.jobs.at(1);
     ASSERT_TRUE(first.gated);
@@ -478,7 +479,7 @@ TEST(LocalScheduler, PlanWhoseCollisionsExceedTheSlackRunsFree) {
     // better, and harmonics must not gate.
     std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.0571, 0.018, links, 1.0),
                                     periodic_job(topo, 2, 0.1138, 0.045, links, 1.0)};
-    LeafResult r = LocalScheduler(PolicyOptions{}).decide(topo, leaf_problem(topo, leaf, jobs));
+    LeafResult r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 2u);
     EXPECT_FALSE(r.jobs.at(1).gated);
     EXPECT_FALSE(r.jobs.at(2).gated);
@@ -495,11 +496,7 @@ TEST(LocalScheduler, PlanWhoseCollisionsFitTheSlackIsGated) {
     std::vector<JobProfile> jobs;
     for (int i = 1; i <= 3; ++i) jobs.push_back(periodic_job(topo, i, 0.112, 0.045, links, 0.5));
     for (int i = 4; i <= 5; ++i) jobs.push_back(periodic_job(topo, i, 0.174, 0.055, links, 0.5));
-    // A budget no busy host runs out of: with the default 1 ms, a test run
-    // beside others (ctest -j2) sometimes stopped before the plan was found.
-    PolicyOptions opts;
-    opts.local_budget_s = 1.0;
-    LeafResult r = LocalScheduler(opts).decide(topo, leaf_problem(topo, leaf, jobs));
+    LeafResult r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 5u);
     for (const JobProfile& j : jobs) EXPECT_TRUE(r.jobs.at(j.id).gated) << j.id;
 }
@@ -632,7 +629,7 @@ TEST(LocalScheduler, IdenticalJobsKeepTheirPlanWhileMeasuredPeriodsJitter) {
     // threshold exists, so no job may be moved.
     std::vector<JobProfile> jobs;
     for (int i = 0; i < 3; ++i) jobs.push_back(periodic_job(topo, i + 1, 1.80, 0.5, links, 1.0));
-    LocalScheduler ls(PolicyOptions{});
+    LocalScheduler ls(search_options());
     LeafProblem pb = leaf_problem(topo, leaf, jobs);
     pb.now_s = 100;
     LeafResult first = ls.decide(topo, pb);

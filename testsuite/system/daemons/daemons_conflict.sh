@@ -3,8 +3,8 @@
 # cross-leaf-conflict: jobs 1 and 3 are owned by rack1, 2 and 4 by rack2, and
 # each owner packs its two jobs apart with the same shifts, so 1 and 2 collide
 # on rack3 and 3 and 4 on rack4, leaves that own neither. Those leaves report
-# how much of the jobs' slack the collisions take; coordd hands each colliding
-# job to the leaf where it collides, which shifts the pair apart.
+# how much of the jobs' slack the collisions take; coordd hands one job of
+# each pair to the leaf where it collides, which shifts it apart from the other.
 SRC=$1 BUILD=$2
 . "$SRC/testsuite/system/daemons/lib.sh"
 start_munged
