@@ -472,10 +472,9 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
             notify_leaves(j);
             continue;
         }
-        const double hold = kConflictFreeHoldEpochs * cfg_.epoch_s * double(1 << std::min(j.run_free_times, 5));
+        const double hold = conflict_free_hold_s(kConflictFreeHoldEpochs * cfg_.epoch_s, j.run_free_times++);
         j.run_free = true;
         j.run_free_until = now + hold;
-        j.run_free_times++;
         settle_slack(j);
         HLOG_INFO("job %lld: collisions on leaf %s take %.0f%% of its slack (owner %s plans its own leaf); "
                   "it runs free on every leaf for %.0f s",

@@ -439,13 +439,10 @@ void Schedd::decide(EpochReason why) {
     double now = wall_s();
     for (auto& [id, j] : jobs_) {
         if (!j.summary) continue;
-        JobDecision d;   // free unless decided
-        if (j.run_free) {
-        } else if (!owns(j)) {
-            if (j.fixed) d = *j.fixed;
-        } else if (auto r = res.jobs.find(id); r != res.jobs.end()) {
-            d = r->second;
-        }
+        JobDecision d;   // free unless decided (and free while coordd says so)
+        if (!j.run_free && !owns(j) && j.fixed) d = *j.fixed;
+        if (!j.run_free && owns(j))
+            if (auto r = res.jobs.find(id); r != res.jobs.end()) d = r->second;
         d.owner_leaf = owns(j) ? leaf_ : topo_.find_switch(j.owner_leaf);
         if (!j.decision || !same_gate(*j.decision, d)) {
             j.decision = d;
@@ -495,8 +492,7 @@ void Schedd::measure_slack_used(const std::vector<JobProfile>& profiles) {
         SchedJob& j = jobs_.at(p.id);
         auto d = delay.find(p.id);
         if (d == delay.end() || !is_cross_leaf(j)) continue;
-        const double slack_s = j.decision->period_s - iteration_period_s(p);
-        j.slack_used = slack_s > 0 ? d->second / slack_s : (d->second > 0 ? 1e9 : 0);
+        j.slack_used = slack_share(d->second, j.decision->period_s, iteration_period_s(p));
         if (j.slack_used > 0)
             HLOG_DEBUG("epoch %llu: job %lld: collisions here take %.0f%% of its slack", (unsigned long long)epoch_,
                        (long long)p.id, 100 * j.slack_used);

@@ -170,8 +170,7 @@ bool CoordinationEpoch::resolve_conflicts(ConflictMemory* memory, bool last_pass
     for (const JobProfile& j : jobs_) {
         auto c = current_.find(j.id);
         if (!res_.owners.count(j.id) || ungated_.count(j.id) || c == current_.end() || !c->second.gated) continue;
-        const double slack_s = c->second.period_s - iteration_period_s(j);
-        const double used = slack_s > 0 ? worst[j.id].first / slack_s : 1e9;
+        const double used = slack_share(worst[j.id].first, c->second.period_s, iteration_period_s(j));
         if (used > local_.tuning().slack_margin + 1e-12) over[j.id] = used;
     }
     if (over.empty()) return false;
@@ -204,8 +203,7 @@ bool CoordinationEpoch::resolve_conflicts(ConflictMemory* memory, bool last_pass
         ungated_.insert(id);
         if (memory) {
             int& times = memory->free_times[id];
-            memory->free_until_s[id] = now_s_ + memory->free_hold_s * double(1 << std::min(times, 5));
-            times++;
+            memory->free_until_s[id] = now_s_ + conflict_free_hold_s(memory->free_hold_s, times++);
         }
         JobDecision d;
         d.owner_leaf = owner;

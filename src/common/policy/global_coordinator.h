@@ -40,6 +40,12 @@ struct CoordinationResult {
 // most 32 times).
 constexpr double kConflictFreeHoldEpochs = 30;
 
+// How long a job runs free the (times + 1)-th time: hold_s, doubled each
+// further time, at most 32 times hold_s.
+inline double conflict_free_hold_s(double hold_s, int times) {
+    return hold_s * double(1 << (times < 5 ? times : 5));
+}
+
 struct ConflictMemory {
     std::map<JobId, SwitchId> owner;
     std::map<JobId, double> free_until_s;

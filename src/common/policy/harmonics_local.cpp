@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace harmonics {
 
@@ -149,6 +150,12 @@ void choose_shifts(SlotProblem& sp, const std::vector<int>& warm, int max_shifts
 
 }  // namespace
 
+double slack_share(double delay_s, double period_s, double isolated_s) {
+    const double slack_s = period_s - isolated_s;
+    if (slack_s > 0) return delay_s / slack_s;
+    return delay_s > 0 ? std::numeric_limits<double>::infinity() : 0;
+}
+
 bool same_schedule(const JobDecision& a, const JobDecision& b) {
     if (a.gated != b.gated) return false;
     if (!a.gated) return true;
@@ -208,9 +215,8 @@ public:
         std::vector<int> own(n);
         for (size_t i = 0; i < n; ++i)
             own[i] = with_prev[i] != 0 ? with_prev[i] : static_cast<int>(std::ceil(target[i] / opts_.slot_s - 1e-9));
-        std::int64_t horizon = std::max<std::int64_t>(std::llround(tune_.horizon_s / opts_.slot_s), 2 * longest);
-        horizon = std::min<std::int64_t>(horizon, tune_.max_hyper_slots);
-        plans.drift = assemble(own, fixed, horizon, std::lround(std::floor(pb_.now_s / opts_.slot_s)), false);
+        const std::int64_t horizon = horizon_slots(longest);
+        plans.drift = assemble(own, fixed, horizon, now_slot(), false);
         // No gate: every owned job runs free at a random phase.
         std::vector<int> none = own;
         for (size_t i = 0; i < n; ++i)
@@ -232,12 +238,18 @@ public:
             if (per[i] > 0) fixed[i] = per[i];
             longest = std::max<std::int64_t>(longest, per[i]);
         }
-        std::int64_t horizon = std::max<std::int64_t>(std::llround(tune_.horizon_s / opts_.slot_s), 2 * longest);
-        horizon = std::min<std::int64_t>(horizon, tune_.max_hyper_slots);
-        return assemble(per, fixed, horizon, std::lround(std::floor(pb_.now_s / opts_.slot_s)), false);
+        return assemble(per, fixed, horizon_slots(longest), now_slot(), false);
     }
 
 private:
+    // How far ahead plans that drift are evaluated: horizon_s, at least two
+    // of the longest period, at most max_hyper_slots.
+    std::int64_t horizon_slots(std::int64_t longest) const {
+        const std::int64_t h = std::max<std::int64_t>(std::llround(tune_.horizon_s / opts_.slot_s), 2 * longest);
+        return std::min<std::int64_t>(h, tune_.max_hyper_slots);
+    }
+    long now_slot() const { return std::lround(std::floor(pb_.now_s / opts_.slot_s)); }
+
     // The leaf's slot: opts.slot_s, or the least multiple of it on which the
     // longest period any job may get (its stretched target, or a period
     // decided elsewhere) spans at most max_period_slots. Every structure of the

@@ -77,6 +77,11 @@ bool same_schedule(const JobDecision& a, const JobDecision& b);
 // True when `job` loads one of `links`.
 bool job_loads(const JobProfile& job, const std::vector<LinkId>& links);
 
+// The share of a gated job's slack (period - isolated iteration time) that a
+// collision delay per iteration takes: above LocalTuning::slack_margin the job
+// misses slots. A job with no slack is past it at any delay, at none not.
+double slack_share(double delay_s, double period_s, double isolated_s);
+
 // The tuning harmonics.conf sets (MaxStretch, Guard), the rest at defaults:
 // what harmonics-schedd and harmonics-sim both run.
 LocalTuning local_tuning(const PolicyOptions& opts);
