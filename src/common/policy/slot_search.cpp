@@ -34,46 +34,38 @@ void place_fixed(const SlotProblem& p, LoadState& st, std::vector<int>& shift) {
 }
 
 // The candidate of job i adding the least excess (first such on ties, or
-// `prefer` when it ties with the best). With a `deadline`, the best of those
-// tried by then (not a bound: branch and bound passes none).
+// `prefer` when it ties with the best), trying every `stride`-th candidate.
+// With a `deadline`, the best of those tried by then (not a bound: branch
+// and bound passes none).
 int best_shift(const SlotProblem& p, const LoadState& st, size_t i, int prefer, double* best_delta,
-               const Clock::time_point* deadline = nullptr) {
+               const Clock::time_point* deadline = nullptr, size_t stride = 1) {
     int best = -1;
     double bd = std::numeric_limits<double>::infinity();
     if (prefer >= 0) {
         best = prefer;
         bd = st.delta(i, prefer);
     }
+    const std::vector<int>& c = p.jobs[i].shifts;
     int tried = 0;
-    for (int s : p.jobs[i].shifts) {
+    for (size_t k = 0; k < c.size(); k += stride) {
         if (bd <= 1e-12) break;
         if (deadline && best >= 0 && (++tried & 7) == 0 && Clock::now() > *deadline) break;
-        double d = st.delta(i, s);
-        if (d < bd - 1e-12) {
-            bd = d;
-            best = s;
-        }
-    }
-    if (best_delta) *best_delta = bd;
-    return best;
-}
-
-// A place for job i when the budget is spent: the least added excess among
-// at most kLateCandidates of its candidates, spread over the list.
-constexpr size_t kLateCandidates = 8;
-int late_shift(const SlotProblem& p, const LoadState& st, size_t i) {
-    const std::vector<int>& c = p.jobs[i].shifts;
-    const size_t step = (c.size() + kLateCandidates - 1) / kLateCandidates;
-    int best = c.front();
-    double bd = std::numeric_limits<double>::infinity();
-    for (size_t k = 0; k < c.size() && bd > 1e-12; k += step) {
         double d = st.delta(i, c[k]);
         if (d < bd - 1e-12) {
             bd = d;
             best = c[k];
         }
     }
+    if (best_delta) *best_delta = bd;
     return best;
+}
+
+// A place for job i once the budget is spent: the best of at most
+// kLateCandidates of its candidates, spread over the list.
+constexpr size_t kLateCandidates = 8;
+int late_shift(const SlotProblem& p, const LoadState& st, size_t i) {
+    const size_t n = p.jobs[i].shifts.size();
+    return best_shift(p, st, i, -1, nullptr, nullptr, (n + kLateCandidates - 1) / kLateCandidates);
 }
 
 // Best response for every job in turn until none moves or time is up.
