@@ -332,6 +332,7 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
         PolicyOptions opts;
         opts.time_limit_s = o.time_limit_s;
         opts.seed = o.seed;
+        opts.search_work_per_s = sim::kSearchWorkPerS;   // JCT runs repeat; the timing steps keep the wall clock
         std::unique_ptr<Policy> inner = make_bench_policy(name, opts);
         if (!inner) {
             std::fprintf(stderr, "bench-harmonics: unknown policy %s\n", name.c_str());

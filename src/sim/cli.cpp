@@ -212,6 +212,7 @@ PolicyOptions policy_options(const HarmonicsConfig& cfg, const CliOptions& o) {
     // optimal policy's solver to 1 s per decision so a comparison stays quick.
     p.time_limit_s = o.time_limit_s > 0 ? o.time_limit_s : o.config.empty() ? 1.0 : cfg.solver_time_limit_s;
     if (o.config.empty()) p.seed = o.seed;
+    p.search_work_per_s = kSearchWorkPerS;
     return p;
 }
 

@@ -27,6 +27,13 @@ struct SimJob {
     JobProfile profile;  // nodes, phases and the links they load
 };
 
+// The simulator counts harmonics' per-leaf search budget in search work,
+// not wall time (PolicyOptions::search_work_per_s), so its results repeat on
+// a busy host. The pace: 1e8 slot loads per second, what one core of the
+// 2-core build host did inside those searches (4.9e7 to 1.5e8 across the
+// one-model sweeps and the 13-model regime, 2026-12-01).
+constexpr double kSearchWorkPerS = 1e8;
+
 struct EngineConfig {
     double epoch_s = 1.0;
     double end_s = 0;          // stop here; 0 = when every job has finished

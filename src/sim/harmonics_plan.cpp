@@ -26,6 +26,7 @@
 
 #include "policy/global_coordinator.h"
 #include "policy/harmonics_local.h"
+#include "sim/engine.h"
 
 namespace harmonics {
 namespace {
@@ -42,7 +43,10 @@ struct PlanError : std::runtime_error {
 
 class PlanRunner {
 public:
-    explicit PlanRunner(std::string file) : file_(std::move(file)) { opts_.local_budget_s = 1.0; }
+    explicit PlanRunner(std::string file) : file_(std::move(file)) {
+        opts_.local_budget_s = 1.0;
+        opts_.search_work_per_s = sim::kSearchWorkPerS;   // golden output must not depend on the host's load
+    }
 
     int run(std::istream& in, std::ostream& out) {
         std::string line;

@@ -547,6 +547,7 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
         was_free = was_free && p != problem.previous.end() && !p->second.gated;
     }
     SearchStats st;
+    st.work_per_s = opts_.search_work_per_s;
     // The searches get 60% of the leaf's budget; building the plans is the rest.
     // A gated plan costs at least its stretch: when running free is already
     // cheaper than that (with the change threshold in the gated plan's

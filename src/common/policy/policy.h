@@ -51,6 +51,10 @@ struct PolicyOptions {
     double slot_s = 0.001;           // slot grid resolution
     double change_threshold = 0.02;  // harmonics: min predicted gain to reshuffle
     double local_budget_s = 0.001;   // harmonics: per-leaf search budget
+    // harmonics: > 0 counts that budget in search work, this many slot loads
+    // per second, instead of wall time: the same decisions on a busy host as
+    // on an idle one (harmonics-sim). 0: wall clock (the daemons).
+    double search_work_per_s = 0;
     double max_stretch = 0.05;       // harmonics: a period may exceed T_j by this fraction
     double guard = 0.01;             // harmonics: slack of a period over T_j and between packed bursts
     double epoch_s = 1.0;            // decision round (harmonics counts conflict holds in epochs)

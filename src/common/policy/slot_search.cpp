@@ -15,6 +15,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// When a search stops: budget_s of wall time from now, or, when the stats
+// say so (SearchStats::work_per_s > 0), once their work meter has counted
+// budget_s' worth of slot loads from now.
+class Deadline {
+public:
+    Deadline(double budget_s, const SearchStats& ss) {
+        if (ss.work_per_s > 0) {
+            work_ = &ss.work;
+            limit_ = ss.work + static_cast<std::int64_t>(std::max(0.0, budget_s) * ss.work_per_s);
+        } else {
+            at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+        }
+    }
+    bool passed() const { return work_ ? *work_ > limit_ : Clock::now() > at_; }
+
+private:
+    const std::int64_t* work_ = nullptr;
+    std::int64_t limit_ = 0;
+    Clock::time_point at_;
+};
+
+// A load state whose slot loads count into the search's work meter.
+LoadState metered(const SlotProblem& p, SearchStats& ss) {
+    LoadState st(p);
+    st.meter(&ss.work);
+    return st;
+}
+
 // Variable jobs, heaviest first (they have the fewest good places).
 std::vector<size_t> search_order(const SlotProblem& p, const LoadState& st) {
     std::vector<size_t> order;
@@ -38,7 +66,7 @@ void place_fixed(const SlotProblem& p, LoadState& st, std::vector<int>& shift) {
 // With a `deadline`, the best of those tried by then (not a bound: branch
 // and bound passes none).
 int best_shift(const SlotProblem& p, const LoadState& st, size_t i, int prefer, double* best_delta,
-               const Clock::time_point* deadline = nullptr, size_t stride = 1) {
+               const Deadline* deadline = nullptr, size_t stride = 1) {
     int best = -1;
     double bd = std::numeric_limits<double>::infinity();
     if (prefer >= 0) {
@@ -49,7 +77,7 @@ int best_shift(const SlotProblem& p, const LoadState& st, size_t i, int prefer, 
     int tried = 0;
     for (size_t k = 0; k < c.size(); k += stride) {
         if (bd <= 1e-12) break;
-        if (deadline && best >= 0 && (++tried & 7) == 0 && Clock::now() > *deadline) break;
+        if (deadline && best >= 0 && (++tried & 7) == 0 && deadline->passed()) break;
         double d = st.delta(i, c[k]);
         if (d < bd - 1e-12) {
             bd = d;
@@ -70,12 +98,12 @@ int late_shift(const SlotProblem& p, const LoadState& st, size_t i) {
 
 // Best response for every job in turn until none moves or time is up.
 void local_search(const SlotProblem& p, LoadState& st, std::vector<int>& shift, const std::vector<size_t>& order,
-                  Clock::time_point deadline, SearchStats& stats) {
+                  const Deadline& deadline, SearchStats& stats) {
     bool moved = true;
     while (moved) {
         moved = false;
         for (size_t i : order) {
-            if (Clock::now() > deadline) return;
+            if (deadline.passed()) return;
             double cur = -st.apply(i, shift[i], -1);
             double bd = 0;
             int s = best_shift(p, st, i, shift[i], &bd, &deadline);
@@ -92,9 +120,9 @@ struct Greedy {
     double excess;
 };
 
-Greedy greedy_from(const SlotProblem& p, const std::vector<int>* start, Clock::time_point deadline,
+Greedy greedy_from(const SlotProblem& p, const std::vector<int>* start, const Deadline& deadline,
                    SearchStats& stats) {
-    LoadState st(p);
+    LoadState st = metered(p, stats);
     std::vector<int> shift(p.jobs.size(), 0);
     place_fixed(p, st, shift);
     std::vector<size_t> order = search_order(p, st);
@@ -106,7 +134,7 @@ Greedy greedy_from(const SlotProblem& p, const std::vector<int>* start, Clock::t
     // which bounds the overrun.
     for (size_t i : order) {
         if (start) shift[i] = (*start)[i];
-        else if (Clock::now() <= deadline) shift[i] = best_shift(p, st, i, -1, nullptr);
+        else if (!deadline.passed()) shift[i] = best_shift(p, st, i, -1, nullptr);
         else shift[i] = late_shift(p, st, i);
         st.apply(i, shift[i], +1);
     }
@@ -126,19 +154,18 @@ bool valid_warm(const SlotProblem& p, const std::vector<int>* warm) {
 SlotSolution solve_greedy(const SlotProblem& p, double budget_s, const std::vector<int>* warm, SearchStats* stats) {
     SearchStats local;
     SearchStats& ss = stats ? *stats : local;
-    const Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+    const Deadline deadline(budget_s, ss);
     // From last epoch's shifts when there are any (local search from there);
     // from scratch as well only while the problem is small enough for both
     // and the budget is not spent (a second placement would overrun it).
     Greedy best;
     const bool has_warm = valid_warm(p, warm);
     if (has_warm) best = greedy_from(p, warm, deadline, ss);
-    if (!has_warm || (p.jobs.size() <= 16 && Clock::now() <= deadline)) {
+    if (!has_warm || (p.jobs.size() <= 16 && !deadline.passed())) {
         Greedy g = greedy_from(p, nullptr, deadline, ss);
         if (!has_warm || g.excess < best.excess - 1e-12) best = std::move(g);
     }
-    ss.completed = Clock::now() <= deadline;
+    ss.completed = !deadline.passed();
     SlotSolution sol;
     sol.shift = best.shift;
     sol.cost = stretch_cost(p) + (p.hyperperiod_slots > 0 ? best.excess / p.hyperperiod_slots : 0);
@@ -149,8 +176,8 @@ namespace {
 
 class BranchAndBound {
 public:
-    BranchAndBound(const SlotProblem& p, Clock::time_point deadline, SearchStats& stats)
-        : p_(p), st_(p), deadline_(deadline), stats_(stats), shift_(p.jobs.size(), 0) {
+    BranchAndBound(const SlotProblem& p, const Deadline& deadline, SearchStats& stats)
+        : p_(p), st_(metered(p, stats)), deadline_(deadline), stats_(stats), shift_(p.jobs.size(), 0) {
         place_fixed(p, st_, shift_);
         order_ = search_order(p, st_);
         // All shifts of a rotation give the same cost when nothing is fixed
@@ -174,7 +201,7 @@ private:
     void dfs(size_t depth) {
         if (aborted_) return;
         ++stats_.nodes;
-        if (Clock::now() > deadline_) {  // a node costs far more than reading the clock
+        if (deadline_.passed()) {  // a node costs far more than reading the clock
             aborted_ = true;
             return;
         }
@@ -213,7 +240,7 @@ private:
 
     const SlotProblem& p_;
     LoadState st_;
-    Clock::time_point deadline_;
+    const Deadline& deadline_;
     SearchStats& stats_;
     std::vector<int> shift_;
     std::vector<size_t> order_;
@@ -228,15 +255,14 @@ private:
 SlotSolution solve_exact(const SlotProblem& p, double budget_s, const std::vector<int>* warm, SearchStats* stats) {
     SearchStats local;
     SearchStats& ss = stats ? *stats : local;
-    const Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+    const Deadline deadline(budget_s, ss);
     SlotSolution start = solve_greedy(p, budget_s, warm, &ss);
     const int H = p.hyperperiod_slots;
     const double base = stretch_cost(p);
     double start_excess = H > 0 ? (start.cost - base) * H : 0;
     // Recompute exactly to avoid drift from the cost's division.
     {
-        LoadState st(p);
+        LoadState st = metered(p, ss);
         for (size_t i = 0; i < p.jobs.size(); ++i) st.apply(i, start.shift[i], +1);
         start_excess = st.excess();
     }
@@ -257,13 +283,13 @@ namespace {
 // Marked in a bitmap of the period, so the list never outgrows P however many
 // bursts the other jobs have over the hyperperiod; stops at `deadline`.
 std::vector<int> anchor_shifts(const SlotProblem& p, const std::vector<Bursts>& b, const std::vector<int>& shift,
-                               size_t i, Clock::time_point deadline) {
+                               size_t i, const Deadline& deadline) {
     const int P = p.jobs[i].period_slots, H = p.hyperperiod_slots;
     std::vector<char> mark(P, 0);
     auto add = [&](long tau) { mark[((tau % P) + P) % P] = 1; };
     for (size_t k = 0; k < p.jobs.size(); ++k) {
         if (k == i) continue;
-        if ((k & 15) == 0 && Clock::now() > deadline) break;
+        if ((k & 15) == 0 && deadline.passed()) break;
         const int Pk = p.jobs[k].period_slots;
         for (int m = 0; m * Pk < H; ++m) {
             for (int e : b[k].ends)
@@ -283,26 +309,25 @@ std::vector<int> anchor_shifts(const SlotProblem& p, const std::vector<Bursts>& 
 SlotSolution refine_with_anchors(const SlotProblem& p, const SlotSolution& start, double budget_s, SearchStats* stats) {
     SearchStats local;
     SearchStats& ss = stats ? *stats : local;
-    const Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+    const Deadline deadline(budget_s, ss);
     if (p.hyperperiod_slots <= 0 || start.shift.size() != p.jobs.size()) return start;
     std::vector<Bursts> b;
     for (const SlotJob& j : p.jobs) b.push_back(bursts_of(j));
-    LoadState st(p);
+    LoadState st = metered(p, ss);
     std::vector<int> shift = start.shift;
     for (size_t i = 0; i < p.jobs.size(); ++i) st.apply(i, shift[i], +1);
     std::vector<size_t> order = search_order(p, st);
     const double before = st.excess();
     bool moved = true;
-    for (int pass = 0; moved && pass < 8 && Clock::now() <= deadline; ++pass) {
+    for (int pass = 0; moved && pass < 8 && !deadline.passed(); ++pass) {
         moved = false;
         for (size_t i : order) {
-            if (Clock::now() > deadline) break;
+            if (deadline.passed()) break;
             double cur = -st.apply(i, shift[i], -1);
             int best = shift[i];
             double bd = cur;
             for (int s : anchor_shifts(p, b, shift, i, deadline)) {
-                if ((++ss.nodes & 15) == 0 && Clock::now() > deadline) break;
+                if ((++ss.nodes & 15) == 0 && deadline.passed()) break;
                 double d = st.delta(i, s);
                 if (d < bd - 1e-12) {
                     bd = d;

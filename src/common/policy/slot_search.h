@@ -14,6 +14,12 @@ namespace harmonics {
 struct SearchStats {
     std::int64_t nodes = 0;     // branch-and-bound nodes (or moves tried by local search)
     bool completed = false;     // the search finished within its budget
+    // The searches' work meter: slot loads read or written so far. With
+    // work_per_s > 0 a budget of S seconds is S * work_per_s of them instead
+    // of S seconds of wall time, so the answer does not depend on the host's
+    // load (the simulator; the daemons keep the wall clock).
+    std::int64_t work = 0;
+    double work_per_s = 0;
 };
 
 // Greedy insertion (heaviest jobs first, each at the shift adding the least

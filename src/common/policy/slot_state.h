@@ -8,6 +8,7 @@
 #include "policy/slot_grid.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -90,6 +91,9 @@ public:
         return d;
     }
     double excess() const { return excess_; }
+    // Counts every slot load delta() and apply() touch into *work (a
+    // search's budget in work units, SearchStats::work).
+    void meter(std::int64_t* work) { work_ = work; }
     // Load of a link in slot tau of the hyperperiod (background included).
     double load(int link, int tau) const { return load_[link][tau]; }
     double job_weight(size_t i) const { return weight_[i]; }
@@ -100,12 +104,14 @@ private:
     template <typename F>
     void for_each_slot(size_t i, int s, F&& f) const {
         const int P = p_.jobs[i].period_slots;
+        std::int64_t n = 0;
         for (const SparseDemand& sd : jobs_[i])
             for (const auto& [t, v] : sd.nz) {
                 int base = t + s;
                 if (base >= P) base -= P;
-                for (int tau = base; tau < H_; tau += P) f(sd.link, tau, v);
+                for (int tau = base; tau < H_; tau += P, ++n) f(sd.link, tau, v);
             }
+        if (work_) *work_ += n;
     }
 
     const SlotProblem& p_;
@@ -115,6 +121,7 @@ private:
     std::vector<std::vector<SparseDemand>> jobs_;
     std::vector<double> weight_;
     double excess_ = 0;
+    std::int64_t* work_ = nullptr;
 };
 
 // The stretch part of a plan's cost: sum over jobs of P_j / T_j - 1.
