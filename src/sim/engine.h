@@ -30,8 +30,9 @@ struct SimJob {
 // The simulator counts harmonics' per-leaf search budget in search work,
 // not wall time (PolicyOptions::search_work_per_s), so its results repeat on
 // a busy host. The pace: 1e8 slot loads per second, what one core of the
-// 2-core build host did inside those searches (4.9e7 to 1.5e8 across the
-// one-model sweeps and the 13-model regime, 2026-12-01).
+// 2-core build host did inside those searches (4.8e7 to 3.8e8 over twelve
+// workloads, median 1.2e8, pooled over the sweeps 8e7; 2026-12-01,
+// doc/harmonics-sim.md "Determinism").
 constexpr double kSearchWorkPerS = 1e8;
 
 struct EngineConfig {
