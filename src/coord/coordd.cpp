@@ -343,6 +343,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     v.uplink_load = lj.has_uplink_load ? lj.uplink_load : 0;
     v.ranks = lj.has_ranks_reporting ? lj.ranks_reporting : 0;
     v.slack_used = lj.has_slack_used && leaf_settled(leaf) ? lj.slack_used : 0;
+    v.adopt = lj.has_adopt && lj.adopt && leaf_settled(leaf);
     v.phases.clear();
     for (std::size_t k = 0; k < lj.n_phases && k < sched::JobAggregate::kMaxPhases; ++k)
         v.phases.push_back({lj.phases[k]->start_offset_s, lj.phases[k]->duration_s,
@@ -426,6 +427,7 @@ void Coordd::handle_proposal(wire::Connection& c, const Harmonics__LeafProposal&
     std::vector<JobId> ids;
     for (std::size_t i = 0; i < p.n_jobs; ++i) ids.push_back(p.jobs[i]->job_id);
     check_slack(ids);
+    check_adopt(ids);
 }
 
 // Each owner's slack rule covers its own leaf only. A gated cross-leaf job
@@ -462,6 +464,20 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
     for (const Over& o : over) {
         CoordJob& j = jobs_.at(o.id);
         if (!settled(j)) continue;
+        // A guest gated on that leaf leaves first: it ran free before it was
+        // adopted, and the jobs it now meets were not in conflict.
+        if (CoordJob* g = guest_on(o.leaf, j)) {
+            if (!settled(*g)) continue;
+            const double hold = conflict_free_hold_s(kConflictFreeHoldEpochs * cfg_.epoch_s, g->run_free_times++);
+            g->run_free = true;
+            g->run_free_until = now + hold;
+            settle_slack(*g);
+            HLOG_INFO("job %lld: collisions on leaf %s take %.0f%% of its slack; job %lld, adopted by %s and gated "
+                      "there, runs free on every leaf for %.0f s",
+                      (long long)o.id, o.leaf.c_str(), 100 * o.used, (long long)g->id, g->owner.c_str(), hold);
+            notify_leaves(*g);
+            continue;
+        }
         if (!j.reowned && o.leaf != j.owner) {
             HLOG_INFO("job %lld: collisions on leaf %s take %.0f%% of its slack (owner %s plans its own leaf); "
                       "%s owns it now",
@@ -483,6 +499,60 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
     }
 }
 
+// The guest to send away for a conflict of `victim` on `leaf`: the victim
+// itself when it is one, else the adopted gated job loading the leaf most.
+CoordJob* Coordd::guest_on(const std::string& leaf, CoordJob& victim) {
+    if (victim.adopted) return &victim;
+    CoordJob* g = nullptr;
+    double most = -1;
+    for (auto& [id, k] : jobs_) {
+        if (!k.adopted || k.ended || k.run_free || !k.decision || !k.decision->gated || !k.leaves.count(leaf)) continue;
+        auto v = k.views.find(leaf);
+        const double load = v != k.views.end() ? v->second.uplink_load : 0;
+        if (load > most) {
+            most = load;
+            g = &k;
+        }
+    }
+    return g;
+}
+
+// A leaf asks for a free cross-leaf job whose collisions there take its
+// gated jobs past their slack: its owner left it free because gating it did
+// not pay on the owner's own leaf, but the leaf asking can plan it among the
+// jobs it meets. It becomes the owner, once per job; if the job, gated
+// there, collides past slack anywhere, it is the one that runs free
+// (check_slack). The simulator's Global Coordinator adopts the same way,
+// policy/coordination_epoch.cpp. Epochs run on each leaf's own clock: a job
+// is adopted only once its owner has left it free for kFreeEpochs of its own
+// decisions (at start-up an owner may not have gated its jobs yet when a
+// neighbour already has).
+void Coordd::check_adopt(const std::vector<JobId>& ids) {
+    constexpr std::uint64_t kFreeEpochs = 4;
+    for (JobId id : ids) {
+        auto it = jobs_.find(id);
+        if (it == jobs_.end()) continue;
+        CoordJob& j = it->second;
+        if (j.ended || j.run_free || j.reowned || j.leaves.size() < 2 || !j.decision || j.decision->gated ||
+            !settled(j))
+            continue;
+        auto owner = leaves_.find(j.owner);
+        if (owner == leaves_.end() || owner->second.epoch < j.decision_epoch + kFreeEpochs) continue;
+        for (const auto& [leaf, v] : j.views) {
+            if (!v.adopt || leaf == j.owner) continue;
+            HLOG_INFO("job %lld: runs free (owner %s) and takes gated jobs on leaf %s past their slack; "
+                      "%s owns it now (adopted)",
+                      (long long)id, j.owner.c_str(), leaf.c_str(), leaf.c_str());
+            j.owner = leaf;
+            j.reowned = true;
+            j.adopted = true;
+            settle_slack(j);
+            notify_leaves(j);
+            break;
+        }
+    }
+}
+
 // After a hand-over or a change to or from running free, each of the job's
 // leaves needs a few decisions (the news, the new owner's decision, its own
 // plan around it) before its reports describe the new state: until then
@@ -495,7 +565,10 @@ void Coordd::settle_slack(CoordJob& j) {
     }
     for (auto& [id, k] : jobs_)
         for (auto& [leaf, v] : k.views)
-            if (!leaf_settled(leaf)) v.slack_used = 0;
+            if (!leaf_settled(leaf)) {
+                v.slack_used = 0;
+                v.adopt = false;
+            }
 }
 
 bool Coordd::leaf_settled(const std::string& leaf) const {

@@ -42,6 +42,7 @@ struct LeafView {                       // one leaf's report on a job
     double uplink_load = 0;
     int ranks = 0;
     double slack_used = 0;              // share of the job's slack this leaf's collisions take (gated cross-leaf jobs)
+    bool adopt = false;                 // the leaf asks to own the job (free, it takes gated jobs there past their slack)
 };
 
 struct CoordJob {
@@ -69,6 +70,7 @@ struct CoordJob {
     double run_free_until = 0;
     int run_free_times = 0;
     bool reowned = false;               // handed to the leaf where it collided (once)
+    bool adopted = false;               // ... a free job, to a leaf that asked for it: a guest there
 };
 
 struct LeafLink {
@@ -112,6 +114,8 @@ private:
                          const std::vector<JobId>& ended);
     void notify_leaves(const CoordJob& j);
     void check_slack(const std::vector<JobId>& ids);
+    void check_adopt(const std::vector<JobId>& ids);
+    CoordJob* guest_on(const std::string& leaf, CoordJob& victim);
     void settle_slack(CoordJob& j);
     bool leaf_settled(const std::string& leaf) const;
     bool settled(const CoordJob& j) const;

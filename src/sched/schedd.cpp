@@ -458,6 +458,7 @@ void Schedd::decide(EpochReason why) {
     }
     (void)idle;
     measure_slack_used(pb.jobs);
+    choose_adoption(pb.jobs);
     if (decide_times_.size() >= 100000) {
         decide_times_.erase(decide_times_.begin(), decide_times_.begin() + 50000);
         decide_cpu_.erase(decide_cpu_.begin(), decide_cpu_.begin() + 50000);
@@ -496,6 +497,44 @@ void Schedd::measure_slack_used(const std::vector<JobProfile>& profiles) {
         if (j.slack_used > 0)
             HLOG_DEBUG("epoch %llu: job %lld: collisions here take %.0f%% of its slack", (unsigned long long)epoch_,
                        (long long)p.id, 100 * j.slack_used);
+    }
+}
+
+// A free cross-leaf job that another leaf owns meets our gated jobs at a
+// phase nobody chose; when that takes one of them past its slack, we ask
+// coordd for it (the one loading our uplink most), to plan it among them
+// (the simulator's Global Coordinator adopts the same way,
+// policy/coordination_epoch.cpp).
+void Schedd::choose_adoption(const std::vector<JobProfile>& profiles) {
+    LeafProblem pb;
+    pb.leaf = leaf_;
+    pb.now_s = wall_s();
+    SchedJob* want = nullptr;
+    bool gated = false;
+    for (const JobProfile& p : profiles) {
+        SchedJob& j = jobs_.at(p.id);
+        j.adopt = false;
+        if (j.decision && j.decision->gated) {
+            pb.jobs.push_back(p);
+            pb.fixed[p.id] = *j.decision;
+            gated = true;
+        } else if (is_cross_leaf(j) && !owns(j) && !j.run_free) {
+            pb.jobs.push_back(p);   // not in pb.fixed: free at a random phase
+            if (!want || j.uplink_load > want->uplink_load) want = &j;
+        }
+    }
+    if (!gated || !want || cfg_.policy == "fair") return;
+    const std::map<JobId, double> delay = local_->collision_delays(topo_, pb);
+    for (const JobProfile& p : pb.jobs) {
+        auto d = delay.find(p.id);
+        auto f = pb.fixed.find(p.id);
+        if (d == delay.end() || f == pb.fixed.end()) continue;
+        const double used = slack_share(d->second, f->second.period_s, iteration_period_s(p));
+        if (used <= local_->tuning().slack_margin + 1e-12) continue;
+        want->adopt = true;
+        HLOG_DEBUG("epoch %llu: job %lld runs free here and takes job %lld to %.0f%% of its slack: asking to own it",
+                   (unsigned long long)epoch_, (long long)want->id, (long long)p.id, 100 * used);
+        return;
     }
 }
 
@@ -541,6 +580,10 @@ void Schedd::fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics_
     if (j.decision && j.decision->gated && is_cross_leaf(j)) {
         lj->has_slack_used = 1;
         lj->slack_used = j.slack_used;
+    }
+    if (j.adopt) {
+        lj->has_adopt = 1;
+        lj->adopt = 1;
     }
     if (j.decision && owns(j)) {
         // An owner only for cross-leaf jobs: a leaf-local job is no one else's business.

@@ -62,6 +62,7 @@ struct SchedJob {
     double uplink_load = 0;
     double slack_used = 0;                   // gated cross-leaf jobs: share of their slack our collisions take
     bool run_free = false;                   // coordd: a cross-leaf job every leaf runs free for now
+    bool adopt = false;                      // free, owned elsewhere, takes our gated jobs past their slack: ask for it
 };
 
 class Schedd {
@@ -115,6 +116,7 @@ private:
     void decide(EpochReason why);
     void push_schedule(SchedJob& j, double now_wall);
     void measure_slack_used(const std::vector<JobProfile>& profiles);
+    void choose_adoption(const std::vector<JobProfile>& profiles);
     void expire_jobs(double now);
     bool is_cross_leaf(const SchedJob& j) const;
     bool owns(const SchedJob& j) const;

@@ -38,6 +38,35 @@ std::vector<JobProfile> random_jobs(const Topology& topo, std::mt19937& rng, int
     return jobs;
 }
 
+// The uplinks and downlinks of `leaves`: what a ring across them loads.
+std::vector<LinkId> links_of(const Topology& topo, const std::vector<SwitchId>& leaves) {
+    std::vector<LinkId> out;
+    for (SwitchId s : leaves)
+        for (LinkId l : leaf_links(topo, s)) out.push_back(l);
+    return out;
+}
+
+// Four racks of four nodes under 4:1 uplinks: a ring alone fills one.
+struct FourRacks {
+    Topology topo = Topology::make_two_level(4, 4, 12.5e9, 4.0);
+    std::vector<SwitchId> L = topo.leaves();
+    // A job of period T with `comm_s` of communication at `fraction` of the
+    // uplink, its ring across `racks` (indices into L).
+    JobProfile job(JobId id, double T, double comm_s, std::vector<int> racks, double fraction) const {
+        std::vector<SwitchId> leaves;
+        for (int r : racks) leaves.push_back(L[r]);
+        return periodic_job(topo, id, T, comm_s, links_of(topo, leaves), fraction);
+    }
+};
+
+// Both gated on one period, shifts at least `burst_s` apart modulo it.
+bool apart(const CoordinationResult& x, JobId a, JobId b, double burst_s) {
+    const JobDecision &da = x.jobs.at(a), &db = x.jobs.at(b);
+    if (!da.gated || !db.gated || da.period_s != db.period_s) return false;
+    double d = std::fmod(std::abs(da.origin_s + da.shift_s - db.origin_s - db.shift_s), da.period_s);
+    return std::min(d, da.period_s - d) >= burst_s - 1e-9;
+}
+
 std::set<SwitchId> loaded_leaves(const Topology& topo, const JobProfile& j) {
     std::set<SwitchId> out;
     for (SwitchId s : topo.leaves())
@@ -172,39 +201,74 @@ TEST(GlobalCoordinator, NoCrossLeafJobIsGatedPastItsSlackOnAnyOfItsLeaves) {
 // jobs go to the leaves where they meet, which place them apart; with the
 // memory, the next epoch keeps those owners and moves no job.
 TEST(GlobalCoordinator, JobsCollidingOnALeafThatOwnsNeitherGoThereAndStay) {
-    Topology topo = Topology::make_two_level(4, 4, 12.5e9, 4.0);
-    std::vector<SwitchId> L = topo.leaves();
-    auto links = [&](SwitchId a, SwitchId b) {
-        std::vector<LinkId> out;
-        for (SwitchId s : {a, b})
-            for (LinkId l : leaf_links(topo, s)) out.push_back(l);
-        return out;
-    };
-    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.1, 0.03, links(L[0], L[2]), 1.0),
-                                    periodic_job(topo, 2, 0.1, 0.03, links(L[1], L[2]), 1.0),
-                                    periodic_job(topo, 3, 0.1, 0.03, links(L[0], L[3]), 1.0),
-                                    periodic_job(topo, 4, 0.1, 0.03, links(L[1], L[3]), 1.0)};
+    FourRacks f;
+    const Topology& topo = f.topo;
+    std::vector<JobProfile> jobs = {f.job(1, 0.1, 0.03, {0, 2}, 1.0), f.job(2, 0.1, 0.03, {1, 2}, 1.0),
+                                    f.job(3, 0.1, 0.03, {0, 3}, 1.0), f.job(4, 0.1, 0.03, {1, 3}, 1.0)};
     LocalScheduler local(harmonics::testing::search_options());
     GlobalCoordinator coord;
     // Without the conflict pass's outcome: each owner packs its own two.
-    ASSERT_EQ(coord.assign_owners(topo, jobs).at(2), L[1]);
+    ASSERT_EQ(coord.assign_owners(topo, jobs).at(2), f.L[1]);
     ConflictMemory memory;
     CoordinationResult r = coord.plan(topo, jobs, {}, local, 0, &memory);
-    EXPECT_EQ(r.owners.at(1), L[2]);
-    EXPECT_EQ(r.owners.at(3), L[3]);
-    auto apart = [&](const CoordinationResult& x, JobId a, JobId b) {
-        const JobDecision &da = x.jobs.at(a), &db = x.jobs.at(b);
-        if (!da.gated || !db.gated || da.period_s != db.period_s) return false;
-        double d = std::fmod(std::abs(da.origin_s + da.shift_s - db.origin_s - db.shift_s), da.period_s);
-        return std::min(d, da.period_s - d) >= 0.03 - 1e-9;
-    };
-    EXPECT_TRUE(apart(r, 1, 2));
-    EXPECT_TRUE(apart(r, 3, 4));
+    EXPECT_EQ(r.owners.at(1), f.L[2]);
+    EXPECT_EQ(r.owners.at(3), f.L[3]);
+    EXPECT_TRUE(apart(r, 1, 2, 0.03));
+    EXPECT_TRUE(apart(r, 3, 4, 0.03));
     CoordinationResult again = coord.plan(topo, jobs, r.jobs, local, 1, &memory);
     for (JobId id : {1, 2, 3, 4}) {
         EXPECT_EQ(again.owners.at(id), r.owners.at(id)) << id;
         EXPECT_TRUE(same_schedule(again.jobs.at(id), r.jobs.at(id))) << id;
     }
+}
+
+// golden/cross-leaf-adopt as a unit: rack1 packs jobs 1 and 2 apart, rack2
+// leaves job 3 free (job 4 crosses rack2 nearly all the time), and on rack3,
+// which owns none of them, free job 3 takes 1 and 2 past their slack. rack3
+// adopts job 3 and gates it in the gap between them; without adoption (a
+// coordinator of one pass, which as the last pass adopts nothing) job 3 stays
+// free.
+TEST(GlobalCoordinator, AFreeJobTakingGatedJobsPastTheirSlackIsAdoptedWhereItCollides) {
+    FourRacks f;
+    const Topology& topo = f.topo;
+    std::vector<JobProfile> jobs = {f.job(1, 0.1, 0.03, {0, 2}, 0.6), f.job(2, 0.1, 0.03, {0, 2}, 0.6),
+                                    f.job(3, 0.1, 0.03, {1, 2}, 0.6), f.job(4, 0.05, 0.045, {1, 3}, 1.0),
+                                    f.job(5, 0.05, 0.045, {0, 3}, 0.3)};
+    LocalScheduler local(harmonics::testing::search_options());
+    GlobalCoordinator coord;
+    ASSERT_EQ(coord.assign_owners(topo, jobs).at(3), f.L[1]);
+    ConflictMemory memory;
+    CoordinationResult r = coord.plan(topo, jobs, {}, local, 0, &memory);
+    EXPECT_EQ(r.owners.at(3), f.L[2]);
+    EXPECT_EQ(memory.adopted.at(3), f.L[2]);
+    EXPECT_TRUE(apart(r, 1, 3, 0.03));
+    EXPECT_TRUE(apart(r, 2, 3, 0.03));
+    // One pass, the last: no adoption.
+    CoordinationResult owners_only = GlobalCoordinator(1).plan(topo, jobs, {}, local, 0);
+    EXPECT_FALSE(owners_only.jobs.at(3).gated);
+    // The next epoch keeps the adopter and the schedule.
+    CoordinationResult again = coord.plan(topo, jobs, r.jobs, local, 1, &memory);
+    EXPECT_EQ(again.owners.at(3), f.L[2]);
+    EXPECT_TRUE(same_schedule(again.jobs.at(3), r.jobs.at(3)));
+}
+
+// golden/cross-leaf as a unit: rack4 adopts free job 5 and gates it on a
+// drifting plan that takes a gated job past its slack on rack2; the guest
+// goes back to running free (held there by the memory), and every job that
+// was gated before it came stays gated.
+TEST(GlobalCoordinator, AnAdoptedJobInConflictRunsFreeBeforeTheJobsItMeets) {
+    FourRacks f;
+    const Topology& topo = f.topo;
+    std::vector<JobProfile> jobs = {f.job(1, 0.1, 0.025, {0, 1}, 1.0), f.job(2, 0.1, 0.025, {0, 2}, 1.0),
+                                    f.job(3, 0.2, 0.04, {0, 1, 2}, 1.0), f.job(4, 0.1, 0.03, {2, 3}, 1.0),
+                                    f.job(5, 0.05, 0.01, {1, 3}, 1.0)};
+    LocalScheduler local(harmonics::testing::search_options());
+    ConflictMemory memory;
+    CoordinationResult r = GlobalCoordinator().plan(topo, jobs, {}, local, 0, &memory);
+    ASSERT_EQ(memory.adopted.count(5), 1u);
+    EXPECT_FALSE(r.jobs.at(5).gated);
+    EXPECT_GT(memory.free_until_s.at(5), 0);
+    for (JobId id : {1, 2, 3, 4}) EXPECT_TRUE(r.jobs.at(id).gated) << id;
 }
 
 TEST(HarmonicsPolicy, IsRegisteredAndReportsClusterTime) {

@@ -28,6 +28,10 @@ public:
     // the affected leaves have decided again. On the last pass every job
     // still past its slack runs free.
     bool resolve_conflicts(ConflictMemory* memory, bool last_pass);
+    // Free cross-leaf jobs that push a leaf's gated jobs past their slack
+    // there: one per such leaf is handed to it, to be planned among them.
+    // True when some were, after which the affected leaves have decided again.
+    bool adopt_free_jobs(ConflictMemory* memory);
     // The decisions, owners and accounting of the epoch.
     CoordinationResult finish(double total_s);
 
@@ -36,6 +40,10 @@ private:
     std::set<SwitchId> leaves_of(const std::set<JobId>& ids, bool with_owner) const;
     void rounds(std::set<SwitchId> dirty);
     LeafProblem problem(SwitchId leaf) const;
+    LeafProblem gated_only(SwitchId leaf, bool* crossing) const;
+    double slack_used(const JobProfile& job, double delay_s) const;
+    JobId guest_on(SwitchId leaf, JobId victim) const;
+    void run_free(JobId id, ConflictMemory* memory);
 
     const Topology& topo_;
     const std::vector<JobProfile>& jobs_;
@@ -50,6 +58,7 @@ private:
     std::map<JobId, JobDecision> current_;
     std::set<JobId> ungated_;   // cross-leaf jobs every leaf, the owner included, runs free
     std::set<JobId> reowned_;   // cross-leaf jobs handed to the leaf where they collided
+    std::set<JobId> adopted_;   // ... or, free, to a leaf whose gated jobs they harmed: guests there
     std::map<SwitchId, LeafResult> results_;
     double leaf_total_s_ = 0;
 };

@@ -42,8 +42,12 @@ CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vect
     CoordinationEpoch epoch(topo, jobs, previous, local, now_s, max_rounds_, assign_owners(topo, jobs));
     if (memory) epoch.recall(*memory);
     epoch.decide();
-    for (int pass = 0; pass < max_rounds_; ++pass)
-        if (!epoch.resolve_conflicts(memory, pass + 1 == max_rounds_)) break;
+    for (int pass = 0; pass < max_rounds_; ++pass) {
+        const bool last = pass + 1 == max_rounds_;
+        const bool resolved = epoch.resolve_conflicts(memory, last);
+        const bool adopted = !last && epoch.adopt_free_jobs(memory);
+        if (!resolved && !adopted) break;
+    }
     return epoch.finish(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 

@@ -48,6 +48,7 @@ inline double conflict_free_hold_s(double hold_s, int times) {
 
 struct ConflictMemory {
     std::map<JobId, SwitchId> owner;
+    std::map<JobId, SwitchId> adopted;   // free jobs handed to a leaf they harmed there (a subset of owner)
     std::map<JobId, double> free_until_s;
     std::map<JobId, int> free_times;
     double free_hold_s = 30;

@@ -119,3 +119,64 @@ ctl() { "$CTL" -f "$T/harmonics.conf" "$@"; }
 connected_leaves() { ctl show leaves | grep -c 'Connected=yes'; }
 # leaves_connected N: true when coordd shows N schedds connected.
 leaves_connected() { [ "$(connected_leaves)" = "$1" ]; }
+
+# --- Four leaves (daemons_conflict, daemons_adopt): n[1-4] under rack1 ...
+# n[13-16] under rack4, coordd and a schedd per leaf running and connected.
+# PORT_OF maps a leaf's first node number to its schedd's port.
+start_four_leaves() {
+    write_conf
+    P3=$(free_port) P4=$(free_port)
+    cat > "$T/topology.conf" <<EOT
+SwitchName=rack1 Nodes=n[1-4]
+SwitchName=rack2 Nodes=n[5-8]
+SwitchName=rack3 Nodes=n[9-12]
+SwitchName=rack4 Nodes=n[13-16]
+SwitchName=spine Switches=rack[1-4]
+EOT
+    sed -i "s/^SwitchName=rack2 .*/&\nSwitchName=rack3 Schedd=127.0.0.1:$P3\nSwitchName=rack4 Schedd=127.0.0.1:$P4/" "$T/harmonics.conf"
+    start_coordd
+    for r in rack1 rack2 rack3 rack4; do start_schedd $r; done
+    WAIT_S=10 wait_for leaves_connected 4 || fail "schedds did not register with coordd"
+    declare -gA PORT_OF=([1]=$P1 [5]=$P2 [9]=$P3 [13]=$P4)
+}
+# The schedd port of node nN's leaf (four leaves of four nodes).
+port_of() { local n=${1#n}; echo ${PORT_OF[$(( (n - 1) / 4 * 4 + 1 ))]}; }
+
+# run_two_node_jobs DURATION_S: jobs ${!NODES[@]}, each one rank on each of
+# its two nodes ("nA nB" in NODES[job]) with the phase options PHASE[job],
+# announced to coordd first; waits for every hook, whose output (with
+# --history) is in $T/hJOB-a.out and $T/hJOB-b.out.
+run_two_node_jobs() {
+    local dur=$1 j hooks=() h
+    for j in $(printf "%s\n" "${!NODES[@]}" | sort -n); do
+        set -- ${NODES[$j]}
+        "$HX_CLIENT" notify "$T/coordd.sock" --jobs $j --job-uid 0 --nodes "$1,$2" >/dev/null || fail "notify job $j"
+    done
+    for j in $(printf "%s\n" "${!NODES[@]}" | sort -n); do
+        set -- ${NODES[$j]}
+        "$HX_CLIENT" hooks 127.0.0.1:$(port_of $1) --jobs $j --ranks 1 --node $1 --nnodes 2 --duration "$dur" --history \
+            ${PHASE[$j]} > "$T/h$j-a.out" &
+        hooks+=($!)
+        "$HX_CLIENT" hooks 127.0.0.1:$(port_of $2) --jobs $j --ranks 1 --rank-base 1 --node $2 --nnodes 2 \
+            --duration "$dur" --history ${PHASE[$j]} > "$T/h$j-b.out" &
+        hooks+=($!)
+    done
+    for h in "${hooks[@]}"; do wait $h || { cat "$T"/h*.out; fail "some hooks got no schedule"; }; done
+    grep -h '^JOB' "$T"/h*-a.out
+}
+
+# apart A B BURST_S: the last schedules of jobs A and B are gated, on one
+# period, with shifts at least BURST_S apart modulo it.
+apart() {
+    local a b
+    a=$(grep "^JOB $1 " "$T/h$1-a.out") b=$(grep "^JOB $2 " "$T/h$2-a.out")
+    case "$a $b" in *gated=0*) fail "job $1 or $2 not gated at the end: $a / $b" ;; esac
+    python3 - "$a" "$b" "$3" <<'PY' || fail "jobs $1 and $2 still collide: $a / $b"
+import sys
+def f(line, k): return float(line.split(k + "=")[1].split()[0])
+a, b, burst = sys.argv[1], sys.argv[2], float(sys.argv[3])
+p = f(a, "period")
+d = abs(f(a, "shift") - f(b, "shift")) % p
+sys.exit(0 if p == f(b, "period") and min(d, p - d) >= burst - 1e-6 else 1)
+PY
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Four leaves, four cross-leaf jobs; coordd gives each job the lowest leaf it
+# spans as owner. rack1 owns jobs 1 and 2 and packs them apart; rack2 owns job
+# 3 and leaves it free, since job 4 (also rack2's) crosses its uplink nearly
+# all the time. On rack3, which owns neither, free job 3 meets 1 and 2 at a
+# phase nobody chose and takes them past their slack: rack3's schedd asks
+# coordd for job 3 (the golden scenario cross-leaf-adopt in daemons), becomes
+# its owner and gates it in the gap between them.
+SRC=$1 BUILD=$2
+. "$SRC/testsuite/system/daemons/lib.sh"
+start_munged
+start_four_leaves
+
+# Slurm says where each job runs: one node on each of its two leaves. Every
+# ring fills the uplink (12.5 GB/s) while it communicates. Jobs 1-3: 25 ms
+# every 98.5 ms; job 4: 45 ms every 50 ms. The hooks' periods measure
+# 98.5-98.7 ms, which the 1 % guard takes to the same 100 ms slot period
+# whenever each is measured. (At 100 ms they measure 100.0 ms when rack1
+# plans jobs 1 and 2, on 101 ms, and 100.2 ms later: 101 ms then leaves job 3
+# less than its guard, and rack3 gates it on a drifting period of its own.)
+declare -A NODES=([1]="n1 n9" [2]="n2 n10" [3]="n5 n11" [4]="n6 n13") PHASE
+for j in 1 2 3; do PHASE[$j]="--period 0.0985 --phase-off 0.0735 --phase-dur 0.025 --phase-bytes 0.3125e9"; done
+PHASE[4]="--period 0.05 --phase-off 0.005 --phase-dur 0.045 --phase-bytes 0.5625e9"
+run_two_node_jobs 8
+
+grep -q 'job 3: runs free .* rack3 owns it now (adopted)' "$T/coordd.log" ||
+    fail "coordd never gave free job 3 to rack3, where it takes gated jobs past their slack"
+grep -h 'owns it now (adopted)' "$T/coordd.log"
+grep -q 'job 3 runs free here .* asking to own it' "$T/schedd-rack3.log" || fail "rack3's schedd never asked for job 3"
+# Final schedules: jobs 1-3 gated on one period, pairwise apart by at least
+# their 25 ms burst (modulo the period), job 3 decided by rack3.
+grep -q '^JOB 3 .*owner=rack3' "$T/h3-a.out" || fail "job 3's last schedule is not rack3's: $(grep '^JOB 3 ' "$T/h3-a.out")"
+apart 1 2 0.025
+apart 1 3 0.025
+apart 2 3 0.025
+echo PASS
