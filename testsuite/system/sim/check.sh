@@ -5,6 +5,8 @@
 #   files          topology.conf + harmonics.conf + workload CSV from files
 #   bad-workload   a bad CSV fails with file and line named
 #   deterministic  the generator twice with one seed gives identical results
+#   shifts         bench-shifts finds testbed-paper's collision-free plan at
+#                  120 / 180 ms (comm = the bound) and names a bad --period
 set -euo pipefail
 SRC=$1 BUILD=$2 CASE=$3
 SIM=$BUILD/src/sim/harmonics-sim
@@ -52,6 +54,18 @@ files)
     --policy fair --json "$TMP/r.json" --csv "$TMP/jobs.csv"
   check_json "$TMP/r.json" fair
   [ "$(grep -c '^fair,' "$TMP/jobs.csv")" -eq 6 ] || fail "jobs.csv: expected 6 rows"
+  ;;
+shifts)
+  B=$BUILD/src/sim/bench-shifts
+  "$B" --period vgg16=120,bert-large=180 --restarts 20 >"$TMP/out" || fail "exit $?"
+  cat "$TMP/out"
+  best=$(sed -n 's/^best comm_ms=\([0-9.]*\) .*/\1/p' "$TMP/out")
+  bound=$(sed -n 's/^lower-bound comm_ms=\([0-9.]*\) .*/\1/p' "$TMP/out")
+  [ -n "$best" ] && [ "$best" = "$bound" ] || fail "best comm $best ms, bound $bound ms"
+  if "$B" --period vgg16=118 2>"$TMP/err"; then fail "accepted a workload with a model left out"; fi
+  grep -q "no --period for model bert-large" "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
+  if "$B" --period vgg16:118 2>"$TMP/err"; then fail "accepted --period vgg16:118"; fi
+  grep -q "expected MODEL=MS, got 'vgg16:118'" "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
   ;;
 bad-workload)
   if "$SIM" --quiet --config "$SRC/etc/testbed/harmonics.conf" \
