@@ -56,6 +56,10 @@ void fill_info(JobInfoBuf& b, const CoordJob& j, const std::string& state) {
         b.info.has_run_free = 1;
         b.info.run_free = 1;
     }
+    if (j.adopted) {
+        b.info.has_adopted = 1;
+        b.info.adopted = 1;
+    }
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ grep -q 'job 3: runs free .* rack3 owns it now (adopted)' "$T/coordd.log" ||
     fail "coordd never gave free job 3 to rack3, where it takes gated jobs past their slack"
 grep -h 'owns it now (adopted)' "$T/coordd.log"
 grep -q 'job 3 runs free here .* asking to own it' "$T/schedd-rack3.log" || fail "rack3's schedd never asked for job 3"
+ctl show job 3 | grep -q 'Owner=rack3 Adopted=yes' || fail "harmonicsctl does not show job 3 adopted: $(ctl show job 3)"
+ctl show job 1 | grep -q 'Adopted' && fail "harmonicsctl shows job 1 adopted: $(ctl show job 1)"
+ctl --json show job 3 | grep -q '"owner_leaf":"rack3","adopted":true,"run_free":false' ||
+    fail "harmonicsctl --json: $(ctl --json show job 3)"
 # Final schedules: jobs 1-3 gated on one period, pairwise apart by at least
 # their 25 ms burst (modulo the period), job 3 decided by rack3.
 grep -q '^JOB 3 .*owner=rack3' "$T/h3-a.out" || fail "job 3's last schedule is not rack3's: $(grep '^JOB 3 ' "$T/h3-a.out")"
