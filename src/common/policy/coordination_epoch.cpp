@@ -225,13 +225,19 @@ JobId CoordinationEpoch::guest_on(SwitchId leaf, JobId victim) const {
         const JobId id = jobs_[i].id;
         auto c = current_.find(id);
         if (!adopted_.count(id) || ungated_.count(id) || c == current_.end() || !c->second.gated) continue;
-        for (const auto& [l, x] : loads_[i].per_leaf)
-            if (l == leaf && x > most) {
-                most = x;
-                g = id;
-            }
+        if (const double x = load_on(i, leaf); x > most) {
+            most = x;
+            g = id;
+        }
     }
     return g;
+}
+
+// The average load job i puts on `leaf`'s links (0 when it loads none).
+double CoordinationEpoch::load_on(size_t i, SwitchId leaf) const {
+    for (const auto& [l, x] : loads_[i].per_leaf)
+        if (l == leaf) return x;
+    return 0;
 }
 
 // Takes a cross-leaf job off the gate on every leaf, for the memory's hold.
@@ -246,20 +252,21 @@ void CoordinationEpoch::run_free(JobId id, ConflictMemory* memory) {
     current_[id] = d;
 }
 
-// A leaf's gated jobs, every one fixed at its decision; `crossing`: one of
-// them is a cross-leaf job.
+// A leaf's gated jobs, every one fixed at its decision; `crossing` (when
+// given): one of them is a cross-leaf job.
 LeafProblem CoordinationEpoch::gated_only(SwitchId leaf, bool* crossing) const {
     LeafProblem pb;
     pb.leaf = leaf;
     pb.now_s = now_s_;
-    *crossing = false;
+    bool any = false;
     for (size_t i : members_.at(leaf)) {
         auto c = current_.find(jobs_[i].id);
         if (c == current_.end() || !c->second.gated || ungated_.count(jobs_[i].id)) continue;
         pb.jobs.push_back(jobs_[i]);
         pb.fixed[jobs_[i].id] = c->second;
-        *crossing = *crossing || res_.owners.count(jobs_[i].id);
+        any = any || res_.owners.count(jobs_[i].id);
     }
+    if (crossing) *crossing = any;
     return pb;
 }
 
@@ -281,8 +288,7 @@ bool CoordinationEpoch::adopt_free_jobs(ConflictMemory* memory) {
     std::set<JobId> acted;
     double slowest = 0;
     for (const auto& [leaf, members] : members_) {
-        bool crossing = false;
-        LeafProblem pb = gated_only(leaf, &crossing);
+        LeafProblem pb = gated_only(leaf);
         if (pb.jobs.empty()) continue;
         size_t adopt = jobs_.size();
         double most = 0;
@@ -294,11 +300,10 @@ bool CoordinationEpoch::adopt_free_jobs(ConflictMemory* memory) {
                 acted.count(id) || (c != current_.end() && c->second.gated))
                 continue;
             pb.jobs.push_back(jobs_[i]);   // not in pb.fixed: free at a random phase
-            for (const auto& [l, x] : loads_[i].per_leaf)
-                if (l == leaf && x > most) {
-                    most = x;
-                    adopt = i;
-                }
+            if (const double x = load_on(i, leaf); x > most) {
+                most = x;
+                adopt = i;
+            }
         }
         if (adopt == jobs_.size()) continue;
         const auto t0 = Clock::now();

@@ -40,7 +40,8 @@ private:
     std::set<SwitchId> leaves_of(const std::set<JobId>& ids, bool with_owner) const;
     void rounds(std::set<SwitchId> dirty);
     LeafProblem problem(SwitchId leaf) const;
-    LeafProblem gated_only(SwitchId leaf, bool* crossing) const;
+    LeafProblem gated_only(SwitchId leaf, bool* crossing = nullptr) const;
+    double load_on(size_t i, SwitchId leaf) const;
     double slack_used(const JobProfile& job, double delay_s) const;
     JobId guest_on(SwitchId leaf, JobId victim) const;
     void run_free(JobId id, ConflictMemory* memory);
