@@ -60,6 +60,10 @@ void fill_info(JobInfoBuf& b, const CoordJob& j, const std::string& state) {
         b.info.has_adopted = 1;
         b.info.adopted = 1;
     }
+    if (j.reowned) {
+        b.info.has_handed_over = 1;
+        b.info.handed_over = 1;
+    }
 }
 
 }  // namespace
@@ -365,8 +369,11 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
         }
         return;
     }
-    // After a coordd restart the schedds remember who owned what.
+    // After a coordd restart the schedds remember who owned what, and which
+    // jobs were handed over (every leaf of the job was told).
     if (registering && j.owner.empty() && !owner.empty()) j.owner = owner;
+    if (registering && lj.has_handed_over && lj.handed_over) j.reowned = true;
+    if (registering && lj.has_adopted && lj.adopted) j.adopted = true;
     if (owner == leaf && j.owner == leaf) {
         JobDecision d = wire::decision_of(*s);
         if (!j.decision || !same_gate(*j.decision, d)) {

@@ -43,6 +43,7 @@ Schedd::~Schedd() {
     for (event* e : signal_evs_) event_free(e);
     if (epoch_ev_) event_free(epoch_ev_);
     if (soon_ev_) event_free(soon_ev_);
+    if (react_ev_) event_free(react_ev_);
     if (base_) event_base_free(base_);
 }
 
@@ -141,6 +142,8 @@ bool Schedd::start(std::string* err) {
     timeval tv = to_timeval(cfg_.epoch_s);
     event_add(epoch_ev_, &tv);
     soon_ev_ = event_new(base_, -1, 0, soon_cb, this);
+    react_ev_ = event_new(base_, -1, 0, react_cb, this);
+    rng_.seed(std::hash<std::string>{}(leaf_name_) ^ std::uint64_t(getpid()) ^ std::uint64_t(wall_s() * 1e6));
     for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
         event* e = evsignal_new(base_, sig, signal_cb, this);
         event_add(e, nullptr);
@@ -332,7 +335,13 @@ void Schedd::epoch_cb(int, short, void* arg) { static_cast<Schedd*>(arg)->on_epo
 void Schedd::soon_cb(int, short, void* arg) {
     auto* self = static_cast<Schedd*>(arg);
     self->soon_pending_ = false;
-    self->decide(EpochReason::Arrival);
+    if (self->decide(EpochReason::Arrival)) self->send_proposal();
+}
+
+void Schedd::react_cb(int, short, void* arg) {
+    auto* self = static_cast<Schedd*>(arg);
+    self->react_pending_ = false;
+    if (self->decide(EpochReason::Arrival)) self->send_proposal();
 }
 
 void Schedd::decide_soon() {
@@ -341,6 +350,20 @@ void Schedd::decide_soon() {
     soon_pending_ = true;
     timeval tv = to_timeval(0.005);
     event_add(soon_ev_, &tv);
+}
+
+// Another leaf moved a job we host (or coordd moved its ownership): re-plan
+// after a random delay of up to half an epoch, not at once. Leaves hear the
+// same news at the same moment; reacting together, owners whose jobs meet in
+// a cycle (job 1 avoids 3 here, 3 avoids 4 there, ...) each move away from a
+// neighbour that moves too, and swap shifts every round for good. Reacting
+// one after the other, each sees the last move (decide() publishes at once).
+void Schedd::react_soon() {
+    if (react_pending_ || !react_ev_) return;
+    react_pending_ = true;
+    std::uniform_real_distribution<double> delay(0.005, std::max(0.005, cfg_.epoch_s / 2));
+    timeval tv = to_timeval(delay(rng_));
+    event_add(react_ev_, &tv);
 }
 
 void Schedd::on_epoch() {
@@ -388,7 +411,9 @@ double Schedd::decide_now() {
     return last_decide_wall_s_;
 }
 
-void Schedd::decide(EpochReason why) {
+// True when the decision of a cross-leaf job this leaf owns changed: the
+// caller tells coordd at once, so the other leaves plan around it.
+bool Schedd::decide(EpochReason why) {
     double t0 = mono_s(), c0 = thread_cpu_s();
     epoch_++;
     LeafProblem pb;
@@ -437,6 +462,7 @@ void Schedd::decide(EpochReason why) {
     last_predicted_cost_ = res.predicted_cost;
     last_decide_wall_s_ = res.wall_s;
     double now = wall_s();
+    bool published_change = false;
     for (auto& [id, j] : jobs_) {
         if (!j.summary) continue;
         JobDecision d;   // free unless decided (and free while coordd says so)
@@ -447,6 +473,7 @@ void Schedd::decide(EpochReason why) {
         if (!j.decision || !same_gate(*j.decision, d)) {
             j.decision = d;
             j.decision_epoch = owns(j) ? epoch_ : j.fixed_epoch;
+            if (owns(j) && is_cross_leaf(j)) published_change = true;
             // A change of schedule is news an admin may need to explain: say
             // what the leaf predicted for each way of running its jobs.
             HLOG_INFO("job %lld: %s shift %.4f period %.4f (epoch %llu, %s, %s; %s)", (long long)id,
@@ -467,6 +494,7 @@ void Schedd::decide(EpochReason why) {
     policy_times_.push_back(res.wall_s);
     decide_times_.push_back(mono_s() - t0);
     decide_cpu_.push_back(thread_cpu_s() - c0);
+    return published_change;
 }
 
 // What the gated jobs' decisions now in force make them cost each other on
@@ -651,6 +679,15 @@ void Schedd::on_coord_up(wire::Connection& c) {
         ljs[k] = HARMONICS__LEAF_JOB__INIT;
         schs[k] = HARMONICS__SCHEDULE__INIT;
         fill_leaf_job(j, &ljs[k], &schs[k], &nodes[k]);
+        // Coordd's memory of hand-overs: a restarted one has lost it.
+        if (j.adopted) {
+            ljs[k].has_adopted = 1;
+            ljs[k].adopted = 1;
+        }
+        if (j.handed_over) {
+            ljs[k].has_handed_over = 1;
+            ljs[k].handed_over = 1;
+        }
         // Also remember decisions of jobs others own: coordd may have lost them.
         if (!ljs[k].decision && j.decision && j.decision->gated) {
             wire::fill_schedule(&schs[k], j.id, *j.decision, j.decision_epoch, j.owner_leaf.c_str());
@@ -683,13 +720,13 @@ void Schedd::on_coord_frame(wire::Connection& c, wire::EnvelopePtr env) {
 }
 
 void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
-    bool changed = false;
+    bool ended = false, changed = false;
     for (std::size_t i = 0; i < a.n_ended; ++i) {
         auto it = jobs_.find(a.ended[i]);
         if (it == jobs_.end()) continue;
         HLOG_INFO("job %lld ended (coordd)", (long long)a.ended[i]);
         jobs_.erase(it);
-        changed = true;
+        ended = true;
     }
     for (std::size_t i = 0; i < a.n_jobs; ++i) {
         const Harmonics__JobInfo* ji = a.jobs[i];
@@ -733,6 +770,8 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
             HLOG_INFO("job %lld: coordd says it runs %s on every leaf", (long long)j.id, run_free ? "free" : "gated again");
         }
         j.run_free = run_free;
+        j.adopted = ji->has_adopted && ji->adopted;
+        j.handed_over = ji->has_handed_over && ji->handed_over;
         if (ji->decision && owner != leaf_name_) {
             JobDecision d = wire::decision_of(*ji->decision);
             if (!j.fixed || !same_gate(*j.fixed, d)) changed = true;
@@ -740,7 +779,8 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
             j.fixed_epoch = ji->decision->has_epoch ? ji->decision->epoch : 0;
         }
     }
-    if (changed) decide_soon();
+    if (ended) decide_soon();
+    if (changed) react_soon();
 }
 
 }  // namespace harmonics::sched

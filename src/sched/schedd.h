@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -63,6 +64,8 @@ struct SchedJob {
     double slack_used = 0;                   // gated cross-leaf jobs: share of their slack our collisions take
     bool run_free = false;                   // coordd: a cross-leaf job every leaf runs free for now
     bool adopt = false;                      // free, owned elsewhere, takes our gated jobs past their slack: ask for it
+    bool adopted = false;                    // coordd: handed over because it took a leaf's gated jobs past their slack
+    bool handed_over = false;                // coordd: handed over once (conflict or adoption), not again
 };
 
 class Schedd {
@@ -113,7 +116,8 @@ private:
     // Scheduling.
     void on_epoch();
     void decide_soon();
-    void decide(EpochReason why);
+    void react_soon();
+    bool decide(EpochReason why);
     void push_schedule(SchedJob& j, double now_wall);
     void measure_slack_used(const std::vector<JobProfile>& profiles);
     void choose_adoption(const std::vector<JobProfile>& profiles);
@@ -123,6 +127,7 @@ private:
 
     static void epoch_cb(int, short, void* arg);
     static void soon_cb(int, short, void* arg);
+    static void react_cb(int, short, void* arg);
     static void signal_cb(int sig, short, void* arg);
 
     ScheddOptions opts_;
@@ -138,6 +143,7 @@ private:
     event_base* base_ = nullptr;
     event* epoch_ev_ = nullptr;
     event* soon_ev_ = nullptr;
+    event* react_ev_ = nullptr;
     std::vector<event*> signal_evs_;
     wire::Counters counters_;
     std::unique_ptr<wire::Listener> hooks_;
@@ -153,6 +159,8 @@ private:
     double last_predicted_cost_ = 0;
     double last_decide_wall_s_ = 0;
     bool soon_pending_ = false;
+    bool react_pending_ = false;
+    std::mt19937_64 rng_;   // react_soon's delays
 };
 
 }  // namespace harmonics::sched

@@ -37,4 +37,18 @@ grep -q '^JOB 3 .*owner=rack3' "$T/h3-a.out" || fail "job 3's last schedule is n
 apart 1 2 0.025
 apart 1 3 0.025
 apart 2 3 0.025
+
+# A coordd restarted after kill -9 learns the hand-over back from the schedds
+# (they keep the jobs coordd told them of): job 3 stays rack3's, adopted, and
+# handed over already, so the guest rule and the once-per-job rule still hold.
+kill -KILL "$COORDD_PID"
+wait "$COORDD_PID" 2>/dev/null
+wait_for grep -q 'coordd connection lost' "$T/schedd-rack3.log" || fail "rack3 did not notice coordd leaving"
+start_coordd
+WAIT_S=15 wait_for leaves_connected 4 || fail "schedds did not re-register after the restart"
+ctl show job 3 | grep -q 'Owner=rack3 Adopted=yes' || fail "after a coordd restart: $(ctl show job 3)"
+ctl --json show job 3 | grep -q '"adopted":true,"run_free":false,"handed_over":true' ||
+    fail "after a coordd restart, harmonicsctl --json: $(ctl --json show job 3)"
+ctl --json show job 1 | grep -q '"adopted":false,"run_free":false,"handed_over":false' ||
+    fail "after a coordd restart, job 1: $(ctl --json show job 1)"
 echo PASS

@@ -19,6 +19,7 @@ run_two_node_jobs 8
 
 grep -q 'owns it now' "$T/coordd.log" || fail "coordd never handed a colliding job to the leaf where it collides"
 grep -h 'owns it now' "$T/coordd.log"
+ctl show jobs | grep -q 'HandedOver=yes' || fail "harmonicsctl shows no job handed over: $(ctl show jobs)"
 # Final schedules: every job gated, and each pair that shares a leaf nobody
 # owned at first is apart by at least its 60 ms burst (modulo the period).
 apart 1 2 0.06

@@ -17,7 +17,13 @@ for b in "$HX_CLIENT" "$SCHEDD" "$COORDD" "$CTL"; do
 done
 command -v munged >/dev/null || { echo "SKIP: munged not installed"; exit 77; }
 
-fail() { echo "FAIL: $*" >&2; for f in "$T"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }; done >&2; exit 1; }
+# HX_KEEP=DIR keeps a failing run's logs and outputs in DIR (for flakes).
+fail() {
+    echo "FAIL: $*" >&2
+    for f in "$T"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }; done >&2
+    [ -n "${HX_KEEP:-}" ] && mkdir -p "$HX_KEEP" && cp "$T"/*.log "$T"/*.out "$HX_KEEP"/ 2>/dev/null
+    exit 1
+}
 
 cleanup() {
     local p
@@ -32,8 +38,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A TCP port nobody listens on (the kernel picks, we release it at once).
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# A TCP port nobody listens on (the kernel picks, we release it at once),
+# and none this test was given before: released ports can come back, and two
+# daemons on one port fail to start (it happened, 1 run in 60).
+free_port() {
+    local p
+    while :; do
+        p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+        grep -qx "$p" "$T/ports" 2>/dev/null || break
+    done
+    echo "$p" >> "$T/ports"
+    echo "$p"
+}
 
 # wait_for CMD...: retry CMD for up to $WAIT_S seconds (default 10).
 wait_for() {
