@@ -335,13 +335,13 @@ void Schedd::epoch_cb(int, short, void* arg) { static_cast<Schedd*>(arg)->on_epo
 void Schedd::soon_cb(int, short, void* arg) {
     auto* self = static_cast<Schedd*>(arg);
     self->soon_pending_ = false;
-    if (self->decide(EpochReason::Arrival)) self->send_proposal();
+    if (self->decide(Trigger::ArrivalOrDeparture)) self->send_proposal();
 }
 
 void Schedd::react_cb(int, short, void* arg) {
     auto* self = static_cast<Schedd*>(arg);
     self->react_pending_ = false;
-    if (self->decide(EpochReason::Arrival)) self->send_proposal();
+    if (self->decide(Trigger::OtherLeaf)) self->send_proposal();
 }
 
 void Schedd::decide_soon() {
@@ -374,7 +374,7 @@ void Schedd::on_epoch() {
         auto s = j.agg.summarize(now, fresh);
         if (s) j.summary = s;
     }
-    decide(EpochReason::Epoch);
+    decide(Trigger::Epoch);
     send_proposal();
 }
 
@@ -407,13 +407,13 @@ bool Schedd::is_cross_leaf(const SchedJob& j) const {
 bool Schedd::owns(const SchedJob& j) const { return !is_cross_leaf(j) || j.owner_leaf == leaf_name_; }
 
 double Schedd::decide_now() {
-    decide(EpochReason::Epoch);
+    decide(Trigger::Epoch);
     return last_decide_wall_s_;
 }
 
 // True when the decision of a cross-leaf job this leaf owns changed: the
 // caller tells coordd at once, so the other leaves plan around it.
-bool Schedd::decide(EpochReason why) {
+bool Schedd::decide(Trigger why) {
     double t0 = mono_s(), c0 = thread_cpu_s();
     epoch_++;
     LeafProblem pb;
@@ -463,6 +463,9 @@ bool Schedd::decide(EpochReason why) {
     last_decide_wall_s_ = res.wall_s;
     double now = wall_s();
     bool published_change = false;
+    const char* trigger = why == Trigger::Epoch                ? "epoch"
+                          : why == Trigger::ArrivalOrDeparture ? "arrival/departure"
+                                                               : "coordd's news";
     for (auto& [id, j] : jobs_) {
         if (!j.summary) continue;
         JobDecision d;   // free unless decided (and free while coordd says so)
@@ -478,7 +481,7 @@ bool Schedd::decide(EpochReason why) {
             // what the leaf predicted for each way of running its jobs.
             HLOG_INFO("job %lld: %s shift %.4f period %.4f (epoch %llu, %s, %s; %s)", (long long)id,
                       d.gated ? "gated" : "free", d.shift_s, d.period_s, (unsigned long long)j.decision_epoch,
-                      why == EpochReason::Epoch ? "epoch" : "arrival/departure", owns(j) ? "decided here" : "owner's",
+                      trigger, owns(j) ? "decided here" : "owner's",
                       owns(j) ? res.explain.c_str() : "-");
         }
         push_schedule(j, now);

@@ -117,7 +117,9 @@ private:
     void on_epoch();
     void decide_soon();
     void react_soon();
-    bool decide(EpochReason why);
+    // What made the schedd decide, for its log.
+    enum class Trigger { Epoch, ArrivalOrDeparture, OtherLeaf };
+    bool decide(Trigger why);
     void push_schedule(SchedJob& j, double now_wall);
     void measure_slack_used(const std::vector<JobProfile>& profiles);
     void choose_adoption(const std::vector<JobProfile>& profiles);
