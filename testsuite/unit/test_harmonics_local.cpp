@@ -253,6 +253,42 @@ TEST(LocalScheduler, FixedCrossLeafJobIsWorkedAround) {
     EXPECT_NEAR(r.predicted_cost, 2 * (0.101 / 0.100 - 1), 1e-9);  // both stretches count, no collision
 }
 
+TEST(LocalScheduler, NewcomerSharesAPeriodInForceBetweenItsTAndItsTarget) {
+    // daemons.adopt's case: job 1 is gated elsewhere on 101 ms (its T, 100 ms,
+    // and the 1 % guard); job 2 runs the same model but its ranks measured
+    // 100.2 ms, so its own target is 101.2 ms. On 102 ms of its own it would
+    // drift across job 1's bursts; 101 ms still covers its T, so it shares it.
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.040, links, 1.0),
+                                    periodic_job(topo, 2, 0.1002, 0.040, links, 1.0)};
+    LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    JobDecision fixed;
+    fixed.gated = true;
+    fixed.period_s = 0.101;
+    fixed.shift_s = 0.030;
+    fixed.owner_leaf = topo.leaves()[1];
+    pb.fixed[1] = fixed;
+    LeafResult r = LocalScheduler(search_options()).decide(topo, pb);
+    ASSERT_EQ(r.jobs.count(2), 1u);
+    const JobDecision& d = r.jobs.at(2);
+    ASSERT_TRUE(d.gated);
+    EXPECT_NEAR(d.period_s, 0.101, 1e-12);
+    // Job 1 communicates in [30, 70) ms of 101; job 2's 40 ms burst fits in [70, 131).
+    long rel = (std::lround((d.origin_s + d.shift_s) * 1000) - 70 + 1010) % 101;
+    EXPECT_LE(rel, 21);
+    // A period below the newcomer's T is never taken: at 100.0 ms in force,
+    // a job measured at 100.2 ms does not share it.
+    fixed.period_s = 0.100;
+    pb.fixed[1] = fixed;
+    LeafResult below = LocalScheduler(search_options()).decide(topo, pb);
+    ASSERT_EQ(below.jobs.count(2), 1u);
+    if (below.jobs.at(2).gated) {
+        EXPECT_GE(below.jobs.at(2).period_s, 0.1002);
+    }
+}
+
 TEST(LocalScheduler, WarmStartKeepsScheduleUnderSmallNoise) {
     Topology topo = two_racks();
     SwitchId leaf = topo.leaves()[0];
