@@ -246,6 +246,7 @@ int run(const CliOptions& o) {
         PolicyRun r;
         r.run = simulate(sc.topo, jobs, policy.get(), ec);
         r.summary = summarize(r.run);
+        r.solver = policy->solver_figures();
         runs.push_back(std::move(r));
     }
     LowerBound lb = lower_bound(sc.topo, jobs, sc.duration_s);

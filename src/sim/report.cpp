@@ -22,12 +22,19 @@ void print_row(std::FILE* out, const std::string& name, const Summary& s) {
                  s.mean_comm_ms, s.mean_jct_s, s.sched_ms_per_epoch);
 }
 
-void json_summary(std::FILE* f, const Summary& s) {
+void json_summary(std::FILE* f, const Summary& s, const std::vector<std::pair<std::string, double>>& solver = {}) {
     std::fprintf(f,
                  "{\"mean_slowdown\": %.6f, \"p99_slowdown\": %.6f, \"mean_comm_ms\": %.6f, "
-                 "\"mean_jct_s\": %.6f, \"sched_ms_per_epoch\": %.6f, \"jobs\": %d}",
+                 "\"mean_jct_s\": %.6f, \"sched_ms_per_epoch\": %.6f, \"jobs\": %d",
                  finite(s.mean_slowdown), finite(s.p99_slowdown), finite(s.mean_comm_ms), finite(s.mean_jct_s),
                  finite(s.sched_ms_per_epoch), s.jobs);
+    if (!solver.empty()) {
+        std::fprintf(f, ", \"solver\": {");
+        for (std::size_t k = 0; k < solver.size(); ++k)
+            std::fprintf(f, "%s\"%s\": %.6g", k ? ", " : "", solver[k].first.c_str(), finite(solver[k].second));
+        std::fprintf(f, "}");
+    }
+    std::fprintf(f, "}");
 }
 
 std::string json_string(const std::string& s) {
@@ -49,6 +56,14 @@ void print_table(std::FILE* out, const std::string& title, const std::vector<Pol
                  "sched ms/epoch");
     for (const PolicyRun& r : runs) print_row(out, r.run.policy, r.summary);
     print_row(out, "lower-bound", lb.summary);
+    // Below the table: a figure for optimal read without these (a solve
+    // stopped at its time limit) is not the optimum.
+    for (const PolicyRun& r : runs) {
+        if (r.solver.empty()) continue;
+        std::fprintf(out, "%s solver:", r.run.policy.c_str());
+        for (const auto& [k, v] : r.solver) std::fprintf(out, " %s=%g", k.c_str(), v);
+        std::fprintf(out, "\n");
+    }
 }
 
 bool write_json(const std::string& path, const std::string& scenario, unsigned seed,
@@ -61,7 +76,7 @@ bool write_json(const std::string& path, const std::string& scenario, unsigned s
     std::fprintf(f.get(), ",\n  \"policies\": {");
     for (std::size_t i = 0; i < runs.size(); ++i) {
         std::fprintf(f.get(), "%s\n    %s: ", i ? "," : "", json_string(runs[i].run.policy).c_str());
-        json_summary(f.get(), runs[i].summary);
+        json_summary(f.get(), runs[i].summary, runs[i].solver);
     }
     std::fprintf(f.get(), "\n  }\n}\n");
     return std::ferror(f.get()) == 0;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/engine.h"
@@ -15,6 +16,7 @@ namespace sim {
 struct PolicyRun {
     RunResult run;
     Summary summary;
+    std::vector<std::pair<std::string, double>> solver;   // Policy::solver_figures()
 };
 
 void print_table(std::FILE* out, const std::string& title, const std::vector<PolicyRun>& runs,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <random>
 
 #include "policy/brute_force.h"
@@ -212,6 +213,18 @@ TEST(Optimal, PolicyFindsClusterOptimum) {
         EXPECT_LT(jd.shift_s, jd.period_s);
     }
     EXPECT_GT(d.sched_time_s, 0.0);
+    // The run's tally: one solve, proven, no gap, candidates not thinned.
+    // An epoch with the same jobs keeps the last solve and adds none.
+    opt->decide(topo, jobs, 1, EpochReason::Epoch);
+    std::map<std::string, double> f;
+    for (const auto& [k, v] : opt->solver_figures()) f[k] = v;
+    EXPECT_EQ(f.at("solves"), 1);
+    EXPECT_EQ(f.at("proven_optimal"), 1);
+    EXPECT_EQ(f.at("time_limit_s"), 10);
+    EXPECT_EQ(f.at("largest_gap_pct"), 0);
+    EXPECT_EQ(f.at("fewest_shifts_per_job"), 32);
+    EXPECT_GT(f.at("longest_solve_s"), 0);
+    EXPECT_TRUE(make_policy("fair", opts)->solver_figures().empty());
 }
 
 TEST(Optimal, ContentionFreeClusterLeavesJobsFree) {

@@ -142,6 +142,13 @@ Decisions OptimalPolicy::decide(const Topology& topo, const std::vector<JobProfi
         if (shifts_ == 1 || milp_nonzeros(problems_) <= budget) break;
     }
     std::vector<SlotSolution> sol = solve_milp(problems_, opts_.time_limit_s - elapsed(), &report_);
+    if (!problems_.empty()) {
+        solves_++;
+        proven_ += report_.optimal ? 1 : 0;
+        largest_gap_ = std::max(largest_gap_, report_.gap);
+        longest_solve_s_ = std::max(longest_solve_s_, elapsed());
+        fewest_shifts_ = solves_ == 1 ? shifts_ : std::min(fewest_shifts_, shifts_);
+    }
 
     Decisions d;
     for (size_t q = 0; q < built.size(); ++q)
@@ -157,6 +164,15 @@ Decisions OptimalPolicy::decide(const Topology& topo, const std::vector<JobProfi
     last_ = d;
     d.sched_time_s = elapsed();
     return d;
+}
+
+std::vector<std::pair<std::string, double>> OptimalPolicy::solver_figures() const {
+    return {{"solves", solves_},
+            {"proven_optimal", proven_},
+            {"time_limit_s", opts_.time_limit_s},
+            {"largest_gap_pct", 100 * largest_gap_},
+            {"longest_solve_s", longest_solve_s_},
+            {"fewest_shifts_per_job", fewest_shifts_}};
 }
 
 std::unique_ptr<Policy> make_optimal_policy(const PolicyOptions& opts) {

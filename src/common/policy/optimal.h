@@ -36,6 +36,11 @@ public:
     // unless the size guard thinned them.
     int shifts() const { return shifts_; }
 
+    // Over every solve so far: how many, how many CBC proved optimal within
+    // the time limit, the largest gap of the others, the longest solve, the
+    // fewest candidate shifts per job the size guard left.
+    std::vector<std::pair<std::string, double>> solver_figures() const override;
+
     // Model-size guard: CBC cannot interrupt an LP solve, so the candidate
     // shifts per job are halved until the model has at most
     // max(kMinNonzeros, kNonzerosPerSecond · time_limit_s) nonzeros.
@@ -46,6 +51,8 @@ private:
     PolicyOptions opts_;
     MilpReport report_;
     int shifts_ = 0;
+    int solves_ = 0, proven_ = 0, fewest_shifts_ = 0;
+    double largest_gap_ = 0, longest_solve_s_ = 0;
     std::vector<SlotProblem> problems_;
     std::map<JobId, double> last_periods_;
     Decisions last_;

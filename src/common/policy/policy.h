@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/job.h"
@@ -69,6 +70,10 @@ public:
     virtual bool uses_priorities() const { return false; }
     virtual Decisions decide(const Topology& topo, const std::vector<JobProfile>& jobs, double now_s,
                              EpochReason why) = 0;
+    // How the run's decisions were reached, as (name, value) pairs for the
+    // simulator's report: optimal says how many solves hit its time limit
+    // and their largest gap. Empty for policies without a solver to judge.
+    virtual std::vector<std::pair<std::string, double>> solver_figures() const { return {}; }
 };
 
 // Every policy by name: fair, harmonics, cassini, crux, optimal. Returns null

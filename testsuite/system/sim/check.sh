@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # System checks of harmonics-sim: check.sh SRCDIR BUILDDIR CASE
 #   default        the default scenario (fair): table, JSON keys, per-job CSV, plots
-#   quickstart     the no-argument run of `contrib/quickstart run`, every policy, in time
+#   quickstart     the no-argument run of `contrib/quickstart run`, every policy, in time;
+#                  optimal's solver line (solves, proven optimal, gap)
 #   files          topology.conf + harmonics.conf + workload CSV from files
 #   bad-workload   a bad CSV fails with file and line named
 #   deterministic  the generator twice with one seed gives identical results
@@ -48,6 +49,20 @@ quickstart)
     grep -q "^$p " "$TMP/table" || fail "no row for policy $p"
     check_json "$TMP/out/results.json" "$p"
   done
+  # optimal says how many of its solves CBC proved optimal within the time
+  # limit and the largest gap of the others: its figure is no optimum without.
+  if grep -q '^optimal ' "$TMP/table"; then
+    line=$(grep '^optimal solver: ' "$TMP/table") || fail "no optimal solver line"
+    solves=$(sed -n 's/.* solves=\([0-9]*\) .*/\1/p' <<<"$line")
+    proven=$(sed -n 's/.* proven_optimal=\([0-9]*\) .*/\1/p' <<<"$line")
+    [ -n "$solves" ] && [ -n "$proven" ] && [ "$solves" -ge 1 ] && [ "$proven" -le "$solves" ] || fail "bad line: $line"
+    grep -q '"optimal": {.*"solver": {"solves": [0-9]*, "proven_optimal": [0-9]*, "time_limit_s": 1, "largest_gap_pct": ' \
+      "$TMP/out/results.json" || fail "no optimal solver figures in results.json"
+    # Two jobs on one uplink: one solve, proven, no gap.
+    "$SIM" --quiet --scenario collide2 --policy optimal >"$TMP/c2" || fail "collide2 exit $?"
+    grep -q '^optimal solver: solves=1 proven_optimal=1 time_limit_s=1 largest_gap_pct=0 ' "$TMP/c2" ||
+      fail "collide2: $(grep solver "$TMP/c2")"
+  fi
   ;;
 files)
   "$SIM" --quiet --config "$SRC/etc/testbed/harmonics.conf" --workload "$SRC/testsuite/system/sim/testbed-jobs.csv" \
