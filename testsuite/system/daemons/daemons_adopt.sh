@@ -37,6 +37,7 @@ grep -q '^JOB 3 .*owner=rack3' "$T/h3-a.out" || fail "job 3's last schedule is n
 apart 1 2 0.025
 apart 1 3 0.025
 apart 2 3 0.025
+for j in 1 2 3; do settled $j 3; done
 
 # A coordd restarted after kill -9 learns the hand-over back from the schedds
 # (they keep the jobs coordd told them of): job 3 stays rack3's, adopted, and

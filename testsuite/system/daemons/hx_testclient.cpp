@@ -139,8 +139,10 @@ int cmd_hooks(const Opts& o) {
                     std::snprintf(line, sizeof line, "gated=%d shift=%.6f period=%.6f epoch=%llu owner=%s", s.gated,
                                   s.shift_s, s.period_s, (unsigned long long)s.epoch, s.owner_leaf ? s.owner_leaf : "");
                     if (o.print_first && !last.count(s.job_id)) std::printf("FIRST job=%lld %s\n", (long long)s.job_id, line);
-                    // Every change of a job's schedule, for per-epoch comparisons.
-                    if (o.history && last[s.job_id] != line) std::printf("SCHED job=%lld %s\n", (long long)s.job_id, line);
+                    // Every change of a job's schedule, for per-epoch comparisons,
+                    // and when it came (seconds since the hooks started).
+                    if (o.history && last[s.job_id] != line)
+                        std::printf("SCHED job=%lld %s at=%.3f\n", (long long)s.job_id, line, now_s() - t0);
                     last[s.job_id] = line;
                     gated[s.job_id] = s.gated;
                 } else if (env->body_case == HARMONICS__ENVELOPE__BODY_ERROR) {

@@ -123,8 +123,9 @@ same_schedule_per_epoch() {
         $1 == "SCHED" && $2 == job {
             ep = ""; for (i = 3; i <= NF; i++) if ($i ~ /^epoch=/) ep = substr($i, 7)
             if (ep == "" || ep == 0) next
-            if (FILENAME == ARGV[1]) seen[ep] = $0
-            else if (ep in seen) { common++; if (seen[ep] != $0) { print "epoch " ep ": " seen[ep] " vs " $0; bad = 1 } }
+            line = $0; sub(/ at=[0-9.]+$/, "", line)   # when each hook heard it differs
+            if (FILENAME == ARGV[1]) seen[ep] = line
+            else if (ep in seen) { common++; if (seen[ep] != line) { print "epoch " ep ": " seen[ep] " vs " line; bad = 1 } }
         }
         END { if (!common) print "no common epoch"; exit (bad || !common) }' "$2" "$3"
 }
@@ -164,6 +165,7 @@ port_of() { local n=${1#n}; echo ${PORT_OF[$(( (n - 1) / 4 * 4 + 1 ))]}; }
 # --history) is in $T/hJOB-a.out and $T/hJOB-b.out.
 run_two_node_jobs() {
     local dur=$1 j hooks=() h
+    RUN_S=$dur
     for j in $(printf "%s\n" "${!NODES[@]}" | sort -n); do
         set -- ${NODES[$j]}
         "$HX_CLIENT" notify "$T/coordd.sock" --jobs $j --job-uid 0 --nodes "$1,$2" >/dev/null || fail "notify job $j"
@@ -179,6 +181,17 @@ run_two_node_jobs() {
     done
     for h in "${hooks[@]}"; do wait $h || { cat "$T"/h*.out; fail "some hooks got no schedule"; }; done
     grep -h '^JOB' "$T"/h*-a.out
+}
+
+# settled JOB SECONDS: JOB's schedule, as its first hook heard it (--history),
+# did not change in the run's last SECONDS (run_two_node_jobs' duration in
+# $RUN_S): owners that flap move it every epoch or two.
+settled() {
+    local last
+    last=$(grep "^SCHED job=$1 " "$T/h$1-a.out" | tail -n 1 | sed -n 's/.* at=\([0-9.]*\)$/\1/p')
+    [ -n "$last" ] || fail "job $1: no schedule history"
+    python3 -c "import sys; sys.exit(0 if $last <= $RUN_S - $2 else 1)" ||
+        fail "job $1's schedule still changed at $last s of $RUN_S s: $(grep -c "^SCHED job=$1 " "$T/h$1-a.out") changes"
 }
 
 # apart A B BURST_S: the last schedules of jobs A and B are gated, on one
