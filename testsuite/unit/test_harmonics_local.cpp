@@ -42,6 +42,27 @@ LeafProblem leaf_problem(const Topology&, SwitchId leaf, const std::vector<JobPr
     return p;
 }
 
+// Rack 0's leaf with two jobs of 40 ms bursts at the whole uplink: job 1
+// (T 100 ms) decided on rack 1, gated on `period_s` at shift 30 ms; job 2 (T
+// `t2`) this leaf's to plan.
+LeafProblem beside_fixed_job(const Topology& topo, double t2, double period_s) {
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    LeafProblem pb = leaf_problem(topo, leaf, {periodic_job(topo, 1, 0.100, 0.040, links, 1.0),
+                                               periodic_job(topo, 2, t2, 0.040, links, 1.0)});
+    JobDecision fixed;
+    fixed.gated = true;
+    fixed.period_s = period_s;
+    fixed.shift_s = 0.030;
+    fixed.owner_leaf = topo.leaves()[1];
+    pb.fixed[1] = fixed;
+    return pb;
+}
+
+// Ms after the end of beside_fixed_job's job 1 burst ([30, 70) ms of a 101 ms
+// period) that a burst starting at `start_s` begins.
+long ms_after_fixed_burst(double start_s) { return (std::lround(start_s * 1000) - 70 + 1010) % 101; }
+
 // A random slot problem on two links: periods from {12, 24}, one burst each.
 SlotProblem random_problem(std::mt19937& rng, int njobs) {
     SlotProblem p;
@@ -231,25 +252,13 @@ TEST(LocalScheduler, FreeRunningWinsWhenStretchCostsMoreThanCollisions) {
 
 TEST(LocalScheduler, FixedCrossLeafJobIsWorkedAround) {
     Topology topo = two_racks();
-    SwitchId leaf = topo.leaves()[0];
-    std::vector<LinkId> links = leaf_links(topo, leaf);
-    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.040, links, 1.0),
-                                    periodic_job(topo, 2, 0.100, 0.040, links, 1.0)};
-    LeafProblem pb = leaf_problem(topo, leaf, jobs);
-    JobDecision fixed;
-    fixed.gated = true;
-    fixed.period_s = 0.101;
-    fixed.shift_s = 0.030;
-    fixed.owner_leaf = topo.leaves()[1];
-    pb.fixed[1] = fixed;
+    LeafProblem pb = beside_fixed_job(topo, 0.100, 0.101);
     LeafResult r = LocalScheduler(search_options()).decide(topo, pb);
     EXPECT_EQ(r.jobs.count(1), 0u);  // not ours to decide
     ASSERT_EQ(r.jobs.count(2), 1u);
-    double s = r.jobs.at(2).shift_s;
     // Job 1 communicates in [30, 70) ms of 101; job 2 must fit in [70, 131).
     EXPECT_NEAR(r.jobs.at(2).period_s, 0.101, 1e-12);
-    long rel = (std::lround(s * 1000) - 70 + 1010) % 101;  // ms after job 1's burst ends
-    EXPECT_LE(rel, 21);
+    EXPECT_LE(ms_after_fixed_burst(r.jobs.at(2).shift_s), 21);
     EXPECT_NEAR(r.predicted_cost, 2 * (0.101 / 0.100 - 1), 1e-9);  // both stretches count, no collision
 }
 
@@ -259,30 +268,16 @@ TEST(LocalScheduler, NewcomerSharesAPeriodInForceBetweenItsTAndItsTarget) {
     // 100.2 ms, so its own target is 101.2 ms. On 102 ms of its own it would
     // drift across job 1's bursts; 101 ms still covers its T, so it shares it.
     Topology topo = two_racks();
-    SwitchId leaf = topo.leaves()[0];
-    std::vector<LinkId> links = leaf_links(topo, leaf);
-    std::vector<JobProfile> jobs = {periodic_job(topo, 1, 0.100, 0.040, links, 1.0),
-                                    periodic_job(topo, 2, 0.1002, 0.040, links, 1.0)};
-    LeafProblem pb = leaf_problem(topo, leaf, jobs);
-    JobDecision fixed;
-    fixed.gated = true;
-    fixed.period_s = 0.101;
-    fixed.shift_s = 0.030;
-    fixed.owner_leaf = topo.leaves()[1];
-    pb.fixed[1] = fixed;
-    LeafResult r = LocalScheduler(search_options()).decide(topo, pb);
+    LeafResult r = LocalScheduler(search_options()).decide(topo, beside_fixed_job(topo, 0.1002, 0.101));
     ASSERT_EQ(r.jobs.count(2), 1u);
     const JobDecision& d = r.jobs.at(2);
     ASSERT_TRUE(d.gated);
     EXPECT_NEAR(d.period_s, 0.101, 1e-12);
     // Job 1 communicates in [30, 70) ms of 101; job 2's 40 ms burst fits in [70, 131).
-    long rel = (std::lround((d.origin_s + d.shift_s) * 1000) - 70 + 1010) % 101;
-    EXPECT_LE(rel, 21);
+    EXPECT_LE(ms_after_fixed_burst(d.origin_s + d.shift_s), 21);
     // A period below the newcomer's T is never taken: at 100.0 ms in force,
     // a job measured at 100.2 ms does not share it.
-    fixed.period_s = 0.100;
-    pb.fixed[1] = fixed;
-    LeafResult below = LocalScheduler(search_options()).decide(topo, pb);
+    LeafResult below = LocalScheduler(search_options()).decide(topo, beside_fixed_job(topo, 0.1002, 0.100));
     ASSERT_EQ(below.jobs.count(2), 1u);
     if (below.jobs.at(2).gated) {
         EXPECT_GE(below.jobs.at(2).period_s, 0.1002);
