@@ -300,6 +300,8 @@ private:
     void share_periods_in_force(const std::vector<double>& T, const std::vector<double>& factor,
                                 const std::vector<double>& target, const std::vector<int>& fixed,
                                 std::vector<int>* with_prev) const {
+        // Periods in force before this pass: a period one newcomer borrows
+        // is not lent on to the next (the result does not depend on job order).
         const std::vector<int> in_force = *with_prev;
         for (size_t i = 0; i < T.size(); ++i) {
             if (fixed[i] != 0 || in_force[i] != 0) continue;
