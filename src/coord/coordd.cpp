@@ -11,8 +11,10 @@
 #include <cstdio>
 
 #include "config.h"
+#include "config/policy_options.h"
 #include "policy/global_coordinator.h"
 #include "policy/harmonics_local.h"
+#include "policy/phase_groups.h"
 #include "sched/job_profile.h"
 #include "state/leaf_summary.h"
 #include "topology/hostlist.h"
@@ -347,6 +349,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     }
     if (j.views.empty()) comment_soon();   // waiting -> free
     LeafView& v = j.views[leaf];
+    if (v.period_s <= 0 && lj.has_period_s && lj.period_s > 0 && j.leaves.size() > 1) groups_stale_ = true;
     v.period_s = lj.has_period_s ? lj.period_s : 0;
     v.uplink_load = lj.has_uplink_load ? lj.uplink_load : 0;
     v.ranks = lj.has_ranks_reporting ? lj.ranks_reporting : 0;
@@ -435,6 +438,7 @@ void Coordd::handle_proposal(wire::Connection& c, const Harmonics__LeafProposal&
     }
     l.uplink_load = load;
     if (jobs_.size() != before) assign_owners();
+    if (groups_stale_) plan_groups();
     std::vector<JobId> ids;
     for (std::size_t i = 0; i < p.n_jobs; ++i) ids.push_back(p.jobs[i]->job_id);
     check_slack(ids);
@@ -461,7 +465,7 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end()) continue;
         CoordJob& j = it->second;
-        if (j.ended || j.run_free || j.leaves.size() < 2 || !j.decision || !j.decision->gated) continue;
+        if (j.ended || j.run_free || grouped(j) || j.leaves.size() < 2 || !j.decision || !j.decision->gated) continue;
         Over o{0, id, ""};
         for (const auto& [leaf, v] : j.views)
             if (v.slack_used > o.used) o = {v.slack_used, id, leaf};
@@ -544,8 +548,8 @@ void Coordd::check_adopt(const std::vector<JobId>& ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end()) continue;
         CoordJob& j = it->second;
-        if (j.ended || j.run_free || j.reowned || j.leaves.size() < 2 || !j.decision || j.decision->gated ||
-            !settled(j))
+        if (j.ended || j.run_free || j.reowned || grouped(j) || j.leaves.size() < 2 || !j.decision ||
+            j.decision->gated || !settled(j))
             continue;
         auto owner = leaves_.find(j.owner);
         if (owner == leaves_.end() || owner->second.epoch < j.decision_epoch + kFreeEpochs) continue;
@@ -602,6 +606,24 @@ void Coordd::end_run_free(double now) {
     }
 }
 
+// The job as the policy code sees it, from the first leaf that measured its
+// period; false when none has measured its period and phases yet.
+bool Coordd::profile_of(const CoordJob& j, JobProfile* p) const {
+    sched::JobSummary sum;
+    for (auto& [leaf, v] : j.views)
+        if (v.period_s > 0 && (sum.period_s <= 0 || (sum.phases.empty() && !v.phases.empty()))) {
+            sum.period_s = v.period_s;
+            sum.phases = v.phases;
+        }
+    std::vector<SwitchId> lv;
+    for (const std::string& n : j.leaves)
+        if (SwitchId s = topo_.find_switch(n); s >= 0) lv.push_back(s);
+    *p = sched::build_profile(topo_, j.id, j.nodes, lv, sum);
+    return sum.period_s > 0 && !sum.phases.empty();
+}
+
+bool Coordd::grouped(const CoordJob& j) const { return j.owner == wire::kCoordinatorOwner; }
+
 // Owners for cross-leaf jobs that have none. An owner is kept while the job
 // runs: moving it would make the job's shift jump for no gain.
 void Coordd::assign_owners() {
@@ -609,17 +631,8 @@ void Coordd::assign_owners() {
     std::vector<JobId> need;
     for (auto& [id, j] : jobs_) {
         if (j.ended || j.leaves.size() < 2) continue;
-        sched::JobSummary sum;
-        for (auto& [leaf, v] : j.views)
-            if (v.period_s > 0) {
-                sum.period_s = v.period_s;
-                sum.phases = v.phases;
-                break;
-            }
-        std::vector<SwitchId> lv;
-        for (const std::string& n : j.leaves)
-            if (SwitchId s = topo_.find_switch(n); s >= 0) lv.push_back(s);
-        profiles.push_back(sched::build_profile(topo_, id, j.nodes, lv, sum));
+        profiles.emplace_back();
+        profile_of(j, &profiles.back());
         if (j.owner.empty()) need.push_back(id);
     }
     if (need.empty()) return;
@@ -634,6 +647,73 @@ void Coordd::assign_owners() {
         HLOG_INFO("job %lld spans %zu leaves; owner %s", (long long)id, j.leaves.size(), j.owner.c_str());
         notify_leaves(j);
     }
+}
+
+// Phase groups (policy/phase_groups.h, the simulator's Global Coordinator
+// runs the same plan): cross-leaf jobs that can share one period are placed
+// by coordd itself, each in a window of it, so that on every leaf the rings
+// of one window fit the uplink together. A member's decision is fixed on
+// every leaf it crosses (owner "(coordinator)"); one that leaves its family
+// (it ended, or its measured period no longer fits) goes back to an owner leaf.
+void Coordd::plan_groups() {
+    groups_stale_ = false;
+    if (!cfg_.phase_groups || cfg_.policy != "harmonics") return;
+    const double now = mono_s();
+    std::vector<JobProfile> profiles;
+    std::vector<size_t> eligible;
+    std::map<JobId, JobDecision> previous;
+    std::map<JobId, SwitchId> owners;
+    for (auto& [id, j] : jobs_) {
+        if (j.ended || j.leaves.size() < 2) continue;
+        JobProfile p;
+        if (!profile_of(j, &p)) continue;   // nothing measured yet
+        if (grouped(j) && j.decision) previous[id] = *j.decision;
+        owners[id] = topo_.find_switch(j.owner);
+        auto r = group_refused_until_.find(id);
+        if (r == group_refused_until_.end() || now >= r->second) eligible.push_back(profiles.size());
+        profiles.push_back(std::move(p));
+    }
+    if (eligible.empty() && previous.empty()) return;
+    const PolicyOptions po = policy_options(cfg_);
+    const PhaseGroupPlan plan =
+        plan_phase_groups(topo_, profiles, eligible, previous, owners, phase_group_options(po, local_tuning(po)), wall_s());
+    for (JobId id : plan.refused) group_refused_until_[id] = now + kConflictFreeHoldEpochs * cfg_.epoch_s;
+    HLOG_DEBUG("phase groups: %zu cross-leaf jobs measured, %zu eligible, %zu in families before; %s", profiles.size(),
+               eligible.size(), previous.size(), plan.explain.empty() ? "no family" : plan.explain.c_str());
+    bool changed = false, left = false;
+    for (const JobProfile& p : profiles) {
+        CoordJob& j = jobs_.at(p.id);
+        auto d = plan.jobs.find(p.id);
+        if (d == plan.jobs.end()) {
+            if (!grouped(j)) continue;
+            HLOG_INFO("job %lld leaves its phase family; an owner leaf decides it again", (long long)p.id);
+            j.owner.clear();
+            j.decision.reset();
+            left = true;
+            continue;
+        }
+        if (grouped(j) && j.decision && same_gate(*j.decision, d->second) && j.decision->group == d->second.group)
+            continue;
+        if (!grouped(j))
+            HLOG_INFO("job %lld joins a phase family: window %d of %d of %.4f s (owner %s no longer decides it)",
+                      (long long)p.id, d->second.group, d->second.groups, d->second.period_s,
+                      j.owner.empty() ? "-" : j.owner.c_str());
+        if (!changed) ++group_plans_;
+        changed = true;
+        j.owner = wire::kCoordinatorOwner;
+        j.decision = d->second;
+        j.decision_epoch = group_plans_;
+        j.run_free = false;
+        notify_leaves(j);
+        comment_soon();
+    }
+    if (changed || !plan.refused.empty())
+        for (std::size_t a = 0, b; a < plan.explain.size(); a = b + 1) {
+            b = plan.explain.find('\n', a);
+            if (b == std::string::npos) b = plan.explain.size();
+            HLOG_INFO("%s", plan.explain.substr(a, b - a).c_str());
+        }
+    if (left) assign_owners();
 }
 
 void Coordd::notify_leaves(const CoordJob& j) {
@@ -751,6 +831,7 @@ void Coordd::on_tick() {
         }
     }
     end_run_free(now);
+    plan_groups();
     write_summary();
     update_comments(now);
     if (slurm_ && !slurm_loaded_ && now - load_requested_ > 30) {
@@ -808,9 +889,12 @@ void Coordd::update_comments(double now) {
         std::string leaves;
         for (const std::string& l : j.leaves) leaves += (leaves.empty() ? "" : ",") + l;
         char buf[512];
+        std::string window;   // a phase family's member: which window of its period
+        if (j.decision && j.decision->group >= 0)
+            window = " window=" + std::to_string(j.decision->group) + "/" + std::to_string(j.decision->groups);
         if (j.decision && j.decision->gated)
-            std::snprintf(buf, sizeof buf, "harmonics:leaves=%s period=%.1fms shift=%.1fms epoch=%llu state=%s",
-                          leaves.c_str(), j.decision->period_s * 1e3, j.decision->shift_s * 1e3,
+            std::snprintf(buf, sizeof buf, "harmonics:leaves=%s period=%.1fms shift=%.1fms%s epoch=%llu state=%s",
+                          leaves.c_str(), j.decision->period_s * 1e3, j.decision->shift_s * 1e3, window.c_str(),
                           (unsigned long long)j.decision_epoch, job_state(j).c_str());
         else
             std::snprintf(buf, sizeof buf, "harmonics:leaves=%s state=%s", leaves.c_str(), job_state(j).c_str());

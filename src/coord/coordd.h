@@ -109,7 +109,10 @@ private:
 
     CoordJob& job(JobId id);
     void set_nodes(CoordJob& j, const std::string& node_list);
+    bool profile_of(const CoordJob& j, JobProfile* p) const;
     void assign_owners();
+    void plan_groups();
+    bool grouped(const CoordJob& j) const;
     void send_assignment(const std::string& leaf, bool full, const std::vector<JobId>& jobs,
                          const std::vector<JobId>& ended);
     void notify_leaves(const CoordJob& j);
@@ -160,6 +163,13 @@ private:
     // ignored (measured before a hand-over or a free run reached it).
     std::map<std::string, std::uint64_t> slack_from_epoch_;
     std::uint64_t epoch_ = 0;
+    std::uint64_t group_plans_ = 0;     // phase-group plans that changed a decision (their epoch)
+    // Jobs of a phase family refused for its overloads: not tried again before (monotonic).
+    std::map<JobId, double> group_refused_until_;
+    // A job's period became known: plan phase groups before acting on slack
+    // reports (the owners' conflict rule would otherwise hand over jobs a
+    // family is about to take), not only at the next tick.
+    bool groups_stale_ = false;
     std::uint64_t events_ = 0;
     double load_requested_ = 0;         // when slurm_load_jobs was asked for
     bool slurm_loaded_ = false;         // the table has been reconciled with Slurm once

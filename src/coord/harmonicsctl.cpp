@@ -58,6 +58,7 @@ void print_job(const Harmonics__JobInfo& j, bool json, bool schedule_only) {
         if (d)
             std::printf(",\"gated\":%s,\"period_s\":%.6f,\"shift_s\":%.6f,\"origin_s\":%.6f,\"epoch\":%llu",
                         d->gated ? "true" : "false", d->period_s, d->shift_s, d->origin_s, (unsigned long long)d->epoch);
+        if (d && d->has_group && d->has_groups) std::printf(",\"window\":%d,\"windows\":%d", d->group, d->groups);
         std::printf("}");
         return;
     }
@@ -79,9 +80,14 @@ void print_job(const Harmonics__JobInfo& j, bool json, bool schedule_only) {
                 : j.has_handed_over && j.handed_over ? " HandedOver=yes"
                                                      : "",
                 j.has_run_free && j.run_free ? " RunFree=yes" : "");
+    // Window=G/K: a phase family's member, placed by coordd in window G of
+    // the K its period holds.
+    const std::string window = d && d->has_group && d->has_groups
+                                   ? " Window=" + std::to_string(d->group) + "/" + std::to_string(d->groups)
+                                   : "";
     if (d)
-        std::printf("   Gated=%s Period=%s Shift=%s Epoch=%llu\n", d->gated ? "yes" : "no", ms(d->period_s).c_str(),
-                    ms(d->shift_s).c_str(), (unsigned long long)d->epoch);
+        std::printf("   Gated=%s Period=%s Shift=%s%s Epoch=%llu\n", d->gated ? "yes" : "no", ms(d->period_s).c_str(),
+                    ms(d->shift_s).c_str(), window.c_str(), (unsigned long long)d->epoch);
     std::printf("\n");
 }
 

@@ -623,6 +623,24 @@ void Schedd::fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics_
     }
 }
 
+// The job's aggregated phases into lj; the reports live in *reports (and
+// the pointers to them in *ptrs) until lj is packed.
+void Schedd::fill_phases(const SchedJob& j, Harmonics__LeafJob* lj, std::vector<Harmonics__PhaseReport>* reports,
+                         std::vector<Harmonics__PhaseReport*>* ptrs) const {
+    if (!j.summary) return;
+    for (const PhaseSample& p : j.summary->phases) {
+        Harmonics__PhaseReport r = HARMONICS__PHASE_REPORT__INIT;
+        r.start_offset_s = p.start_offset_s;
+        r.duration_s = p.duration_s;
+        r.has_bytes = 1;
+        r.bytes = std::uint64_t(p.bytes);
+        reports->push_back(r);
+    }
+    for (auto& r : *reports) ptrs->push_back(&r);
+    lj->n_phases = ptrs->size();
+    lj->phases = ptrs->data();
+}
+
 void Schedd::send_proposal() {
     wire::Connection* c = coord_ ? coord_->conn() : nullptr;
     if (!c) return;
@@ -638,19 +656,7 @@ void Schedd::send_proposal() {
         ljs[k] = HARMONICS__LEAF_JOB__INIT;
         schs[k] = HARMONICS__SCHEDULE__INIT;
         fill_leaf_job(j, &ljs[k], &schs[k], &nodes[k]);
-        if (j.summary) {
-            for (const PhaseSample& p : j.summary->phases) {
-                Harmonics__PhaseReport r = HARMONICS__PHASE_REPORT__INIT;
-                r.start_offset_s = p.start_offset_s;
-                r.duration_s = p.duration_s;
-                r.has_bytes = 1;
-                r.bytes = std::uint64_t(p.bytes);
-                phs[k].push_back(r);
-            }
-            for (auto& r : phs[k]) php[k].push_back(&r);
-            ljs[k].n_phases = php[k].size();
-            ljs[k].phases = php[k].data();
-        }
+        fill_phases(j, &ljs[k], &phs[k], &php[k]);
         ptrs.push_back(&ljs[k]);
         ++k;
     }
@@ -676,12 +682,16 @@ void Schedd::on_coord_up(wire::Connection& c) {
     std::vector<Harmonics__LeafJob> ljs(n);
     std::vector<Harmonics__Schedule> schs(n);
     std::vector<std::string> nodes(n);
+    std::vector<std::vector<Harmonics__PhaseReport>> phs(n);
+    std::vector<std::vector<Harmonics__PhaseReport*>> php(n);
     std::vector<Harmonics__LeafJob*> ptrs;
     std::size_t k = 0;
     for (const auto& [id, j] : jobs_) {
         ljs[k] = HARMONICS__LEAF_JOB__INIT;
         schs[k] = HARMONICS__SCHEDULE__INIT;
         fill_leaf_job(j, &ljs[k], &schs[k], &nodes[k]);
+        // The phases too: a restarted coordd plans phase families from them.
+        fill_phases(j, &ljs[k], &phs[k], &php[k]);
         // Coordd's memory of hand-overs: a restarted one has lost it.
         if (j.adopted) {
             ljs[k].has_adopted = 1;

@@ -112,6 +112,8 @@ private:
     void apply_assignment(const Harmonics__LeafAssignment& a);
     void send_proposal();
     void fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics__Schedule* sch, std::string* nodes) const;
+    void fill_phases(const SchedJob& j, Harmonics__LeafJob* lj, std::vector<Harmonics__PhaseReport>* reports,
+                     std::vector<Harmonics__PhaseReport*>* ptrs) const;
 
     // Scheduling.
     void on_epoch();

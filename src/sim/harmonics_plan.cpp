@@ -8,6 +8,8 @@
 //   slot_ms 1
 //   budget_ms 1000         per-leaf search budget (generous: golden output must
 //                          not depend on machine load)
+//   phase_groups off       the coordinator's phase families off (on by default,
+//                          as in the policy; a golden about owners turns them off)
 //   job id=1 period_ms=100 comm_ms=50 load=1.0 racks=rack1,rack2
 //   epoch                  plan now; later lines change the job set
 //   depart 1
@@ -58,6 +60,7 @@ public:
             if (word == "fabric") fabric(ls);
             else if (word == "slot_ms") opts_.slot_s = number(ls, "slot_ms") / 1000;
             else if (word == "budget_ms") opts_.local_budget_s = number(ls, "budget_ms") / 1000;
+            else if (word == "phase_groups") opts_.phase_groups = on_off(ls, "phase_groups");
             else if (word == "job") job(ls);
             else if (word == "depart") jobs_.erase(static_cast<JobId>(number(ls, "depart")));
             else if (word == "epoch") plan(out);
@@ -76,6 +79,12 @@ private:
         double v;
         if (!(ls >> v)) fail(key, "expected a number");
         return v;
+    }
+
+    bool on_off(std::istream& ls, const std::string& key) const {
+        std::string w;
+        if (!(ls >> w) || (w != "on" && w != "off")) fail(key, "expected on or off");
+        return w == "on";
     }
 
     double value(const std::map<std::string, std::string>& kv, const std::string& key) const {
@@ -149,7 +158,9 @@ private:
         std::vector<JobProfile> profiles;
         for (const auto& [id, pj] : jobs_) profiles.push_back(profile(pj));
         LocalScheduler local(opts_);
-        CoordinationResult r = coord_.plan(topo_, profiles, previous_, local, epoch_, &conflicts_);
+        GlobalCoordinator coord = coord_;
+        if (opts_.phase_groups) coord.use_phase_groups(phase_group_options(opts_, local.tuning()));
+        CoordinationResult r = coord.plan(topo_, profiles, previous_, local, epoch_, &conflicts_);
         previous_ = r.jobs;
         char buf[256];
         out << "epoch " << ++epoch_ << "\n";
@@ -159,9 +170,13 @@ private:
                 out << "job " << j.id << " free (no leaf uplink)\n";
                 continue;
             }
+            // A phase family's member is the coordinator's, in window g of K.
+            const JobDecision& x = d->second;
+            std::string owner = x.owner_leaf >= 0 ? topo_.sw(x.owner_leaf).name : "coordinator";
+            if (x.group >= 0) owner += " window=" + std::to_string(x.group) + "/" + std::to_string(x.groups);
             std::snprintf(buf, sizeof buf, "job %lld owner=%s gated=%d period_ms=%.3f shift_ms=%.3f\n",
-                          static_cast<long long>(j.id), topo_.sw(d->second.owner_leaf).name.c_str(),
-                          d->second.gated ? 1 : 0, d->second.period_s * 1000, d->second.shift_s * 1000);
+                          static_cast<long long>(j.id), owner.c_str(), x.gated ? 1 : 0, x.period_s * 1000,
+                          x.shift_s * 1000);
             out << buf;
         }
         std::snprintf(buf, sizeof buf, "predicted_cost=%.6f rounds=%d unsettled=%d\n", r.predicted_cost, r.rounds,

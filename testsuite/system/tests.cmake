@@ -19,7 +19,7 @@ foreach(_t steer-one-leaf steer-avoid-leaf user-choices fail-open bad-conf-resta
 endforeach()
 
 # --- Golden scenarios: harmonics-plan output against expected files ---
-foreach(_g complementary no-contention harmonic-periods cross-leaf cross-leaf-conflict cross-leaf-free cross-leaf-adopt churn)
+foreach(_g complementary no-contention harmonic-periods cross-leaf cross-leaf-conflict cross-leaf-free cross-leaf-adopt cross-leaf-groups churn)
   add_test(golden.${_g} ${HARMONICS_SRCDIR}/testsuite/golden/run-golden.sh
     ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_g})
   set_tests_properties(golden.${_g} PROPERTIES TIMEOUT 90)
@@ -40,7 +40,7 @@ set_tests_properties(sim.quickstart PROPERTIES TIMEOUT 60)
 # dir and ports; the lock keeps their timing-sensitive parts apart on the
 # shared 2-core machine. Exit 77 = skipped.
 set(_daemons ${HARMONICS_SRCDIR}/testsuite/system/daemons)
-foreach(_t basic coordd_restart security badframes conflict adopt)
+foreach(_t basic coordd_restart security badframes conflict adopt groups)
   add_test(daemons.${_t} ${_daemons}/daemons_${_t}.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
   set_tests_properties(daemons.${_t} PROPERTIES TIMEOUT 120 RESOURCE_LOCK harmonics_daemons
     SKIP_RETURN_CODE 77)

@@ -151,6 +151,7 @@ const KeySpec kGlobalKeys[] = {
     {"StateFile", [](HarmonicsConfig& c, const std::string& v) { return set_path(&c.state_file, v); }},
     {"StateMaxAge", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.state_max_age_s, v, 0, true); }},
     {"SwitchWait", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.switch_wait_s, v, 0, false); }},
+    {"PhaseGroups", [](HarmonicsConfig& c, const std::string& v) { return set_bool(&c.phase_groups, v); }},
     {"Steering", [](HarmonicsConfig& c, const std::string& v) { return set_bool(&c.steering, v); }},
     {"Gate", [](HarmonicsConfig& c, const std::string& v) { return set_bool(&c.gate, v); }},
     {"GateCap", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.gate_cap_s, v, 0, false); }},
@@ -348,6 +349,7 @@ std::string format_harmonics_conf(const HarmonicsConfig& c) {
     line("CoordAddress", c.coord_address);
     line("CoordSocket", c.coord_socket);
     line("CoordRounds", std::to_string(c.coord_rounds));
+    line("PhaseGroups", yesno(c.phase_groups));
     line("AdminCommentInterval", format_duration(c.admin_comment_interval_s));
     line("StateFile", c.state_file);
     line("StateMaxAge", format_duration(c.state_max_age_s));

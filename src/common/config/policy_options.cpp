@@ -12,6 +12,7 @@ PolicyOptions policy_options(const HarmonicsConfig& cfg) {
     o.guard = cfg.guard;
     o.epoch_s = cfg.epoch_s;
     o.seed = cfg.seed;
+    o.phase_groups = cfg.phase_groups;
     return o;
 }
 

@@ -41,6 +41,7 @@ void CoordinationEpoch::recall(ConflictMemory& memory) {
     forget_departed(memory.adopted, present);
     forget_departed(memory.free_until_s, present);
     forget_departed(memory.free_times, present);
+    forget_departed(memory.group_refused_until_s, present);
     for (size_t i = 0; i < jobs_.size(); ++i) {
         auto o = res_.owners.find(jobs_[i].id);
         if (o == res_.owners.end()) continue;
@@ -62,6 +63,34 @@ void CoordinationEpoch::recall(ConflictMemory& memory) {
             current_[jobs_[i].id] = d;
         }
     }
+}
+
+// The coordinator's own plan for the cross-leaf jobs that can share a
+// period: their decisions are fixed on every leaf, the owner's too, and no
+// conflict pass moves them (the families were planned on all their leaves).
+// A job the owners had held free joins too: its hold was about the owners'
+// conflicts.
+void CoordinationEpoch::group_phases(const PhaseGroupOptions& opts, ConflictMemory* memory) {
+    std::vector<size_t> eligible;
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+        if (!res_.owners.count(jobs_[i].id)) continue;
+        if (memory) {
+            auto r = memory->group_refused_until_s.find(jobs_[i].id);
+            if (r != memory->group_refused_until_s.end() && now_s_ < r->second) continue;
+        }
+        eligible.push_back(i);
+    }
+    PhaseGroupPlan plan = plan_phase_groups(topo_, jobs_, eligible, current_, res_.owners, opts, now_s_);
+    if (memory)
+        for (JobId id : plan.refused) memory->group_refused_until_s[id] = now_s_ + memory->free_hold_s;
+    for (auto& [id, d] : plan.jobs) {
+        current_[id] = d;
+        grouped_.insert(id);
+        ungated_.erase(id);
+        if (memory) memory->free_until_s.erase(id);
+    }
+    res_.grouped = static_cast<int>(grouped_.size());
+    res_.groups_explain = std::move(plan.explain);
 }
 
 std::set<SwitchId> CoordinationEpoch::all_leaves() const {
@@ -94,7 +123,9 @@ LeafProblem CoordinationEpoch::problem(SwitchId leaf) const {
         const JobProfile& j = jobs_[i];
         pb.jobs.push_back(j);
         auto o = res_.owners.find(j.id);
-        if (ungated_.count(j.id)) {
+        if (grouped_.count(j.id)) {
+            pb.fixed[j.id] = current_.at(j.id);
+        } else if (ungated_.count(j.id)) {
             pb.fixed[j.id] = JobDecision{};
         } else if (o != res_.owners.end() && o->second != leaf) {
             auto c = current_.find(j.id);
@@ -163,7 +194,9 @@ bool CoordinationEpoch::resolve_conflicts(ConflictMemory* memory, bool last_pass
     std::map<JobId, double> over;   // job -> share of its slack its worst leaf takes
     for (const JobProfile& j : jobs_) {
         auto c = current_.find(j.id);
-        if (!res_.owners.count(j.id) || ungated_.count(j.id) || c == current_.end() || !c->second.gated) continue;
+        if (!res_.owners.count(j.id) || ungated_.count(j.id) || grouped_.count(j.id) || c == current_.end() ||
+            !c->second.gated)
+            continue;
         const double used = slack_used(j, worst[j.id].first);
         if (used > local_.tuning().slack_margin + 1e-12) over[j.id] = used;
     }
@@ -342,6 +375,7 @@ CoordinationResult CoordinationEpoch::finish(double total_s) {
         }
     }
     for (JobId id : ungated_) res_.jobs[id] = current_[id];
+    for (JobId id : grouped_) res_.jobs[id] = current_[id];
     res_.leaves_decided = static_cast<int>(results_.size());
     res_.cpu_s = leaf_total_s_;
     res_.coordinator_s = std::max(0.0, total_s - leaf_total_s_);

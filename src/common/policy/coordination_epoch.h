@@ -10,6 +10,7 @@
 
 #include "policy/global_coordinator.h"
 #include "policy/leaf_loads.h"
+#include "policy/phase_groups.h"
 
 namespace harmonics {
 
@@ -21,6 +22,9 @@ public:
 
     // Earlier epochs' conflict outcomes: moved owners, jobs still held free.
     void recall(ConflictMemory& memory);
+    // Phase groups (phase_groups.h): the cross-leaf jobs the coordinator
+    // places itself, fixed on every leaf they cross; the owners decide the rest.
+    void group_phases(const PhaseGroupOptions& opts, ConflictMemory* memory);
     // Rounds of leaf decisions from every leaf until no owner's decision moves.
     void decide() { rounds(all_leaves()); }
     // Conflicts on leaves that own neither job (doc/policies.md): true when
@@ -60,6 +64,7 @@ private:
     std::set<JobId> ungated_;   // cross-leaf jobs every leaf, the owner included, runs free
     std::set<JobId> reowned_;   // cross-leaf jobs handed to the leaf where they collided
     std::set<JobId> adopted_;   // ... or, free, to a leaf whose gated jobs they harmed: guests there
+    std::set<JobId> grouped_;   // cross-leaf jobs in a phase family: the coordinator's, fixed everywhere
     std::map<SwitchId, LeafResult> results_;
     double leaf_total_s_ = 0;
 };

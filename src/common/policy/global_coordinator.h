@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "policy/harmonics_local.h"
+#include "policy/phase_groups.h"
 
 namespace harmonics {
 
@@ -30,6 +31,8 @@ struct CoordinationResult {
     double cpu_s = 0;                        // all leaves' work added up (what one core would spend)
     int leaves_decided = 0;
     double predicted_cost = 0;               // summed over leaves of the last round
+    int grouped = 0;                         // cross-leaf jobs placed in phase families
+    std::string groups_explain;              // one line per phase family (phase_groups.h)
 };
 
 // What earlier epochs settled about conflicts on leaves that own neither
@@ -51,18 +54,29 @@ struct ConflictMemory {
     std::map<JobId, SwitchId> adopted;   // free jobs handed to a leaf they harmed there (a subset of owner)
     std::map<JobId, double> free_until_s;
     std::map<JobId, int> free_times;
+    // Jobs of a phase family refused for its overloads: not tried in one
+    // again before this time (the annealing is the costly part of a plan).
+    std::map<JobId, double> group_refused_until_s;
     double free_hold_s = 30;
 };
 
 class GlobalCoordinator {
 public:
     explicit GlobalCoordinator(int max_rounds = 3) : max_rounds_(max_rounds) {}
+    // Phase groups before the owners' rounds (phase_groups.h); off by default
+    // here, on in harmonics' policy unless PolicyOptions::phase_groups is false.
+    void use_phase_groups(const PhaseGroupOptions& opts) {
+        groups_ = opts;
+        use_groups_ = true;
+    }
 
     // Owner per cross-leaf job: of the leaves it spans, the one whose uplink
     // and downlink carry the most average load (lowest id on ties).
     std::map<JobId, SwitchId> assign_owners(const Topology& topo, const std::vector<JobProfile>& jobs) const;
 
-    // Both tiers for the whole cluster: each leaf's local scheduler decides
+    // Both tiers for the whole cluster: first, with phase groups on, the
+    // coordinator places the cross-leaf jobs that share a period in phase
+    // families (fixed on every leaf). Then each leaf's local scheduler decides
     // the jobs it owns with the others' cross-leaf jobs fixed at their latest
     // decision (last epoch's, or free-running when new); after each round the
     // owners' decisions are handed to the other leaves, and the leaves whose
@@ -77,6 +91,8 @@ public:
 
 private:
     int max_rounds_;
+    bool use_groups_ = false;
+    PhaseGroupOptions groups_;
 };
 
 }  // namespace harmonics

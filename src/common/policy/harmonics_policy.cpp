@@ -14,6 +14,7 @@ public:
     HarmonicsPolicy(const PolicyOptions& opts, const LocalTuning& tuning, const std::string& name)
         : local_(opts, tuning), name_(name) {
         conflicts_.free_hold_s = kConflictFreeHoldEpochs * opts.epoch_s;
+        if (opts.phase_groups) coordinator_.use_phase_groups(phase_group_options(opts, tuning));
     }
     std::string name() const override { return name_; }
 
@@ -41,6 +42,16 @@ private:
 };
 
 }  // namespace
+
+PhaseGroupOptions phase_group_options(const PolicyOptions& opts, const LocalTuning& tuning) {
+    PhaseGroupOptions g;
+    g.slot_s = opts.slot_s;
+    g.guard = tuning.guard;
+    g.max_stretch = tuning.max_stretch;
+    g.keep_tolerance = tuning.keep_tolerance;
+    g.seed = opts.seed;
+    return g;
+}
 
 LocalTuning local_tuning(const PolicyOptions& opts) {
     LocalTuning t;

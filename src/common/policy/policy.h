@@ -28,6 +28,11 @@ struct JobDecision {
     // its bursts then still end before another job's on its links. < 0: not
     // known (a plan without one), kDefaultLateTolerance of the period.
     double late_s = -1;
+    // harmonics: >= 0 when the Global Coordinator placed the job in window
+    // `group` of `groups` around a period its phase family shares
+    // (phase_groups.h); such a job is fixed on every leaf it crosses.
+    int group = -1;
+    int groups = 0;
 };
 
 // The same gate, field by field within a nanosecond (what the daemons compare
@@ -59,6 +64,7 @@ struct PolicyOptions {
     double max_stretch = 0.05;       // harmonics: a period may exceed T_j by this fraction
     double guard = 0.01;             // harmonics: slack of a period over T_j and between packed bursts
     double epoch_s = 1.0;            // decision round (harmonics counts conflict holds in epochs)
+    bool phase_groups = true;        // harmonics: the coordinator's phase families (PhaseGroups=)
     unsigned seed = 1;
 };
 

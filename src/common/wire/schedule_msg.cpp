@@ -14,6 +14,11 @@ void fill_schedule(Harmonics__Schedule* s, JobId id, const JobDecision& d, std::
         s->has_late_s = 1;
         s->late_s = d.late_s;
     }
+    if (d.group >= 0) {
+        s->has_group = s->has_groups = 1;
+        s->group = d.group;
+        s->groups = d.groups;
+    }
     s->owner_leaf = const_cast<char*>(owner);
 }
 
@@ -24,6 +29,10 @@ JobDecision decision_of(const Harmonics__Schedule& s) {
     d.period_s = s.has_period_s ? s.period_s : 0;
     d.origin_s = s.has_origin_s ? s.origin_s : 0;
     d.late_s = s.has_late_s && s.late_s >= 0 ? s.late_s : -1;
+    if (s.has_group && s.has_groups && s.group >= 0 && s.groups > s.group) {
+        d.group = s.group;
+        d.groups = s.groups;
+    }
     return d;
 }
 

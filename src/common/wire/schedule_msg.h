@@ -11,6 +11,11 @@
 
 namespace harmonics::wire {
 
+// owner_leaf of a decision coordd made itself: a phase family's member
+// (policy/phase_groups.h), fixed on every leaf it crosses. Not a switch name
+// Slurm accepts in topology.conf, so no leaf takes it for its own.
+inline constexpr const char* kCoordinatorOwner = "(coordinator)";
+
 // Fills *s (initialised by the caller) with d; `owner` must outlive s.
 void fill_schedule(Harmonics__Schedule* s, JobId id, const JobDecision& d, std::uint64_t epoch, const char* owner);
 

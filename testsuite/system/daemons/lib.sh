@@ -95,6 +95,7 @@ StateFile=$T/leaves.state
 SlurmUser=$(id -un)
 MungeSocket=$HARMONICS_MUNGE_SOCKET
 LogLevel=${LOGLEVEL:-debug}
+PhaseGroups=${PHASE_GROUPS:-yes}
 EOT
 }
 
@@ -117,12 +118,15 @@ CROSS_PHASE=(--phase-off 0.1 --phase-dur 0.08 --phase-bytes 1e9)
 
 # same_schedule_per_epoch JOB FILE1 FILE2: hooks output with --history.
 # Every decision epoch (> 0) both saw for JOB carries the same schedule from
-# both schedds, and they share at least one.
+# both schedds, and they share at least one. An epoch is its decider's (the
+# owner leaf's, or coordd's for a phase family): keyed by owner and epoch.
 same_schedule_per_epoch() {
     awk -v job="job=$1" '
         $1 == "SCHED" && $2 == job {
-            ep = ""; for (i = 3; i <= NF; i++) if ($i ~ /^epoch=/) ep = substr($i, 7)
+            ep = ""; who = ""
+            for (i = 3; i <= NF; i++) { if ($i ~ /^epoch=/) ep = substr($i, 7); if ($i ~ /^owner=/) who = substr($i, 7) }
             if (ep == "" || ep == 0) next
+            ep = who "/" ep
             line = $0; sub(/ at=[0-9.]+$/, "", line)   # when each hook heard it differs
             if (FILENAME == ARGV[1]) seen[ep] = line
             else if (ep in seen) { common++; if (seen[ep] != line) { print "epoch " ep ": " seen[ep] " vs " line; bad = 1 } }

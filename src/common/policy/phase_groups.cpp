@@ -1,0 +1,451 @@
+#include "policy/phase_groups.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "policy/slot_grid.h"
+
+namespace harmonics {
+namespace {
+
+constexpr double kEps = 1e-9;
+
+// What the plan needs of a job: its rhythm and, per leaf link it crosses,
+// the capacity fraction it takes while communicating (peak) and on average.
+struct Rhythm {
+    double T = 0;        // isolated iteration time
+    double window = 0;   // first collective's start to the last one's end
+    std::vector<std::tuple<LinkId, double, double>> links;   // link, peak, average
+};
+
+Rhythm rhythm_of(const Topology& topo, const JobProfile& job, const std::unordered_map<LinkId, SwitchId>& leaf_of) {
+    Rhythm r;
+    r.T = iteration_period_s(job);
+    std::map<LinkId, std::pair<double, double>> acc;
+    for (const CommWindow& w : comm_windows(job)) {
+        const CommPhase& ph = *w.phase;
+        r.window = std::max(r.window, w.end_s);
+        if (ph.alone_s <= 0) continue;
+        for (const LinkUse& u : ph.links) {
+            if (!leaf_of.count(u.link)) continue;
+            const double f = u.multiplicity * ph.bytes_per_edge / ph.alone_s / topo.link(u.link).capacity_Bps;
+            auto& [peak, avg] = acc[u.link];
+            peak = std::max(peak, f);
+            avg += r.T > 0 ? f * (w.end_s - w.begin_s) / r.T : 0;
+        }
+    }
+    for (const auto& [l, pa] : acc) r.links.emplace_back(l, pa.first, pa.second);
+    return r;
+}
+
+double overload(double load) { return std::max(0.0, load - 1 - kEps); }
+
+// One family's window assignment: loads per (link, window), on top of the
+// average load of the jobs outside the family.
+class WindowLoads {
+public:
+    WindowLoads(int groups, const std::map<LinkId, double>& background) : k_(groups) {
+        for (const auto& [l, bg] : background) {
+            index_[l] = static_cast<int>(bg_.size());
+            bg_.push_back(bg);
+        }
+        load_.assign(bg_.size() * k_, 0.0);
+    }
+    int groups() const { return k_; }
+    int index(LinkId l) const { return index_.at(l); }
+    // Added overload if a job with these (link index, peak) pairs joined window g.
+    double added(const std::vector<std::pair<int, double>>& uses, int g) const {
+        double d = 0;
+        for (const auto& [x, f] : uses) {
+            const double before = load_[x * k_ + g] + bg_[x];
+            d += overload(before + f) - overload(before);
+        }
+        return d;
+    }
+    double total_load(const std::vector<std::pair<int, double>>& uses, int g) const {
+        double s = 0;
+        for (const auto& [x, f] : uses) s += load_[x * k_ + g];
+        return s;
+    }
+    void put(const std::vector<std::pair<int, double>>& uses, int g, double sign) {
+        for (const auto& [x, f] : uses) load_[x * k_ + g] += sign * f;
+    }
+    bool overloads(const std::vector<std::pair<int, double>>& uses, int g) const {
+        for (const auto& [x, f] : uses)
+            if (overload(load_[x * k_ + g] + bg_[x]) > 0) return true;
+        return false;
+    }
+    // The overload no assignment avoids: a link's windows carry its members'
+    // demand and K times its background whatever the windows, and at most
+    // K of that without overload.
+    double unavoidable() const {
+        double s = 0;
+        for (size_t x = 0; x < bg_.size(); ++x) {
+            double sum = k_ * bg_[x];
+            for (int g = 0; g < k_; ++g) sum += load_[x * k_ + g];
+            s += std::max(0.0, sum - k_ - kEps);
+        }
+        return s;
+    }
+    std::vector<double> loads_with_background() const {
+        std::vector<double> v = load_;
+        for (size_t x = 0; x < bg_.size(); ++x)
+            for (int g = 0; g < k_; ++g) v[x * k_ + g] += bg_[x];
+        return v;
+    }
+    double total() const {
+        double s = 0;
+        for (size_t x = 0; x < bg_.size(); ++x)
+            for (int g = 0; g < k_; ++g) s += overload(load_[x * k_ + g] + bg_[x]);
+        return s;
+    }
+
+private:
+    int k_;
+    std::unordered_map<LinkId, int> index_;
+    std::vector<double> bg_;
+    std::vector<double> load_;
+};
+
+class Planner {
+public:
+    Planner(const Topology& topo, const std::vector<JobProfile>& jobs, const PhaseGroupOptions& o)
+        : jobs_(jobs), o_(o), rng_(o.seed * 0x9E3779B97F4A7C15ull + 1) {
+        const auto leaf_of = leaf_of_links(topo);
+        rhythm_.reserve(jobs.size());
+        for (const JobProfile& j : jobs) rhythm_.push_back(rhythm_of(topo, j, leaf_of));
+        for (const Rhythm& r : rhythm_)
+            for (const auto& [l, peak, avg] : r.links) {
+                peak_sum_[l] += peak;
+                (void)avg;
+            }
+    }
+
+    // A job whose links cannot be overloaded whatever the phases.
+    bool contended(size_t i) const {
+        for (const auto& [l, peak, avg] : rhythm_[i].links) {
+            (void)peak;
+            (void)avg;
+            if (peak_sum_.at(l) > 1 + kEps) return true;
+        }
+        return false;
+    }
+    double target(size_t i) const { return rhythm_[i].T * (1 + o_.guard); }
+    // Whether job i may be a member of a family at period P with K windows:
+    // P at least its guarded T and within the stretch allowed, its burst and
+    // a guard within one window. `kept`: the family is in force, and the
+    // measurements may have moved by the keep tolerance.
+    bool fits(size_t i, double P, int K, bool kept = false) const {
+        const double tol = kept ? o_.keep_tolerance : 0;
+        return target(i) * (1 - tol) <= P + kEps && P <= target(i) * (1 + o_.max_stretch) * (1 + tol) + kEps &&
+               rhythm_[i].window * (1 - tol) + o_.guard * P <= P / K + kEps;
+    }
+    // The windows a family's period holds: each the longest member burst plus a guard.
+    int groups_for(const std::vector<size_t>& members, double P) const {
+        double w = 0;
+        for (size_t i : members) w = std::max(w, rhythm_[i].window);
+        return w > 0 ? static_cast<int>(std::floor(P / (w + o_.guard * P) + kEps)) : 0;
+    }
+
+    // Average load on each link the members cross of every job outside `members`.
+    std::map<LinkId, double> background(const std::vector<size_t>& members) const {
+        std::vector<bool> in(jobs_.size(), false);
+        for (size_t i : members) in[i] = true;
+        std::map<LinkId, double> bg;
+        for (size_t i : members)
+            for (const auto& [l, peak, avg] : rhythm_[i].links) {
+                (void)peak;
+                (void)avg;
+                bg[l] = 0;
+            }
+        for (size_t j = 0; j < jobs_.size(); ++j) {
+            if (in[j]) continue;
+            for (const auto& [l, peak, avg] : rhythm_[j].links) {
+                (void)peak;
+                auto it = bg.find(l);
+                if (it != bg.end()) it->second += avg;
+            }
+        }
+        return bg;
+    }
+
+    std::vector<std::pair<int, double>> uses(size_t i, const WindowLoads& w) const {
+        std::vector<std::pair<int, double>> u;
+        for (const auto& [l, peak, avg] : rhythm_[i].links) {
+            (void)avg;
+            u.emplace_back(w.index(l), peak);
+        }
+        return u;
+    }
+
+    // The window adding the least overload (then the least loaded one).
+    int best_window(const std::vector<std::pair<int, double>>& u, const WindowLoads& w, double* added) const {
+        int best = 0;
+        double bo = 1e300, bl = 1e300;
+        for (int g = 0; g < w.groups(); ++g) {
+            const double a = w.added(u, g), l = w.total_load(u, g);
+            if (a < bo - kEps || (a < bo + kEps && l < bl - kEps)) {
+                best = g;
+                bo = a;
+                bl = l;
+            }
+        }
+        if (added) *added = bo;
+        return best;
+    }
+
+    // Windows for a new family: greedy placement, most links first.
+    std::vector<int> greedy(const std::vector<size_t>& members, WindowLoads& w) const {
+        const size_t n = members.size();
+        std::vector<std::vector<std::pair<int, double>>> u(n);
+        for (size_t m = 0; m < n; ++m) u[m] = uses(members[m], w);
+        std::vector<size_t> order(n);
+        for (size_t m = 0; m < n; ++m) order[m] = m;
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return u[a].size() > u[b].size(); });
+        std::vector<int> win(n, 0);
+        for (size_t m : order) {
+            win[m] = best_window(u[m], w, nullptr);
+            w.put(u[m], win[m], 1);
+        }
+        return win;
+    }
+
+    // Simulated annealing on the summed overload, from `win` (whose loads
+    // `w` holds), for `budget` moves or until no assignment could overload
+    // less; leaves the best assignment in `win` and `w`. The hot loop works on flat arrays: a move touches only the
+    // moved job's links in its old and new window.
+    void anneal(const std::vector<size_t>& members, std::vector<int>& win, WindowLoads& w, std::int64_t budget,
+                std::int64_t* moves) {
+        const size_t n = members.size();
+        const int K = w.groups();
+        std::vector<std::vector<std::pair<int, double>>> u(n);
+        for (size_t m = 0; m < n; ++m) u[m] = uses(members[m], w);
+        // Per member its (link slot, peak) run; loads with the background added.
+        std::vector<int> first(n + 1, 0), slot;
+        std::vector<double> peak;
+        double typical = 0;
+        for (size_t m = 0; m < n; ++m) {
+            for (const auto& [x, f] : u[m]) {
+                slot.push_back(x * K);
+                peak.push_back(f);
+                typical = std::max(typical, f);
+            }
+            first[m + 1] = static_cast<int>(slot.size());
+        }
+        const std::vector<int> start = win;
+        std::vector<double> load = w.loads_with_background();
+        double cur = w.total(), best = cur;
+        const double floor = w.unavoidable();   // no assignment does better: stop there
+        std::vector<int> best_win = win;
+        const double t_hot = 2 * typical, t_cold = 0.2 * typical;
+        const double cool = budget > 0 ? std::pow(t_cold / t_hot, 1.0 / double(budget)) : 1;
+        double temp = t_hot;
+        std::int64_t done = 0;
+        for (; done < budget && best > floor + kEps && K > 1; ++done, temp *= cool) {
+            const size_t m = rng_() % n;
+            const int from = win[m];
+            int to = static_cast<int>(rng_() % (K - 1));
+            if (to >= from) ++to;
+            double delta = 0;
+            for (int e = first[m]; e < first[m + 1]; ++e) {
+                const double a = load[slot[e] + from], b = load[slot[e] + to], f = peak[e];
+                delta += overload(a - f) + overload(b + f) - overload(a) - overload(b);
+            }
+            if (delta > 0 && double(rng_() >> 11) * 0x1.0p-53 >= std::exp(-delta / temp)) continue;
+            for (int e = first[m]; e < first[m + 1]; ++e) {
+                load[slot[e] + from] -= peak[e];
+                load[slot[e] + to] += peak[e];
+            }
+            win[m] = to;
+            cur += delta;
+            if (cur < best - kEps) {
+                best = cur;
+                best_win = win;
+            }
+        }
+        *moves += done;
+        for (size_t m = 0; m < n; ++m) {
+            w.put(u[m], start[m], -1);
+            w.put(u[m], best_win[m], 1);
+        }
+        win = best_win;
+    }
+
+    int dirty(const std::vector<size_t>& members, const std::vector<int>& win, WindowLoads& w) const {
+        int d = 0;
+        for (size_t m = 0; m < members.size(); ++m) d += w.overloads(uses(members[m], w), win[m]);
+        return d;
+    }
+
+    JobDecision decision(const PhaseFamily& f, int g) const {
+        JobDecision d;
+        d.gated = true;
+        d.period_s = f.period_s;
+        d.origin_s = f.origin_s;
+        d.shift_s = std::round(g * f.period_s / f.groups / o_.slot_s) * o_.slot_s;
+        // late_s stays unknown (the release rule's default share of the
+        // period): a member late past the gap its window leaves still goes
+        // at once rather than losing a period (measured: doc/policies.md).
+        d.group = g;
+        d.groups = f.groups;
+        return d;
+    }
+
+private:
+    const std::vector<JobProfile>& jobs_;
+    const PhaseGroupOptions& o_;
+    std::vector<Rhythm> rhythm_;
+    std::unordered_map<LinkId, double> peak_sum_;
+    std::mt19937_64 rng_;
+};
+
+std::string family_line(const PhaseFamily& f, int joined) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "phase family P=%.1fms windows=%d members=%zu dirty=%d overload=%.2f %s",
+                  f.period_s * 1e3, f.groups, f.members.size(), f.dirty, f.overload, f.kept ? "kept" : "new");
+    std::string s = buf;
+    if (joined > 0) s += " (+" + std::to_string(joined) + " joined)";
+    return s;
+}
+
+}  // namespace
+
+PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProfile>& jobs,
+                                 const std::vector<size_t>& eligible, const std::map<JobId, JobDecision>& previous,
+                                 const std::map<JobId, SwitchId>& owners, const PhaseGroupOptions& opts,
+                                 double now_s) {
+    PhaseGroupPlan plan;
+    Planner pl(topo, jobs, opts);
+
+    // Families in force: same period, origin and window count in `previous`.
+    using Key = std::tuple<double, double, int>;
+    std::map<Key, std::vector<std::pair<size_t, int>>> kept;   // key -> (job, window)
+    std::vector<size_t> newcomers;
+    for (size_t i : eligible) {
+        if (!pl.contended(i)) continue;
+        auto p = previous.find(jobs[i].id);
+        if (p != previous.end() && p->second.gated && p->second.group >= 0 && p->second.groups >= 2 &&
+            pl.fits(i, p->second.period_s, p->second.groups, true))
+            kept[{p->second.period_s, p->second.origin_s, p->second.groups}].emplace_back(i, p->second.group);
+        else
+            newcomers.push_back(i);
+    }
+    for (auto& [key, seats] : kept) {
+        if (seats.size() < 2) {
+            for (const auto& [i, g] : seats) {
+                (void)g;
+                newcomers.push_back(i);
+            }
+            continue;
+        }
+        PhaseFamily f;
+        std::tie(f.period_s, f.origin_s, f.groups) = key;
+        f.kept = true;
+        std::vector<size_t> members;
+        std::vector<int> win;
+        for (const auto& [i, g] : seats) {
+            members.push_back(i);
+            win.push_back(g);
+        }
+        // Newcomers that fit a window without overloading any link join.
+        WindowLoads w(f.groups, pl.background(members));
+        for (size_t m = 0; m < members.size(); ++m) w.put(pl.uses(members[m], w), win[m], 1);
+        int joined = 0;
+        for (auto it = newcomers.begin(); it != newcomers.end();) {
+            if (!pl.fits(*it, f.period_s, f.groups)) {
+                ++it;
+                continue;
+            }
+            // A newcomer's links may be new to the family: rebuild with it.
+            std::vector<size_t> with = members;
+            with.push_back(*it);
+            WindowLoads w2(f.groups, pl.background(with));
+            for (size_t m = 0; m < members.size(); ++m) w2.put(pl.uses(members[m], w2), win[m], 1);
+            double added = 0;
+            const auto u = pl.uses(*it, w2);
+            const int g = pl.best_window(u, w2, &added);
+            if (added > kEps) {
+                ++it;
+                continue;
+            }
+            members.push_back(*it);
+            win.push_back(g);
+            w = std::move(w2);
+            w.put(u, g, 1);
+            ++joined;
+            it = newcomers.erase(it);
+        }
+        f.dirty = pl.dirty(members, win, w);
+        f.overload = w.total();
+        for (size_t m = 0; m < members.size(); ++m) {
+            f.members.push_back(jobs[members[m]].id);
+            plan.jobs[jobs[members[m]].id] = pl.decision(f, win[m]);
+        }
+        plan.explain += family_line(f, joined) + "\n";
+        plan.families.push_back(std::move(f));
+    }
+
+    // New families from the rest, longest target first: each takes every
+    // remaining job its period fits.
+    std::stable_sort(newcomers.begin(), newcomers.end(),
+                     [&](size_t a, size_t b) { return pl.target(a) > pl.target(b); });
+    std::vector<bool> taken(jobs.size(), false);
+    for (size_t seed : newcomers) {
+        if (taken[seed]) continue;
+        const double P = std::ceil(pl.target(seed) / opts.slot_s - kEps) * opts.slot_s;
+        std::vector<size_t> members;
+        for (size_t i : newcomers)
+            if (!taken[i] && pl.target(i) <= P + kEps && P <= pl.target(i) * (1 + opts.max_stretch) + kEps)
+                members.push_back(i);
+        const int K = pl.groups_for(members, P);
+        for (size_t i : members) taken[i] = true;   // tried once: in this family or left to the owners
+        if (K < 2 || members.size() < 2) continue;
+        std::set<SwitchId> owned_by;
+        for (size_t i : members) {
+            auto o = owners.find(jobs[i].id);
+            owned_by.insert(o != owners.end() ? o->second : -1);
+        }
+        if (owned_by.size() == 1) continue;   // one owner plans them all, more finely
+        PhaseFamily f;
+        f.period_s = P;
+        f.origin_s = now_s;
+        f.groups = K;
+        WindowLoads w(K, pl.background(members));
+        std::vector<int> win = pl.greedy(members, w);
+        // A short probe first: where the other jobs' load already overloads
+        // the windows (a mix of models), annealing does not help, and a
+        // family far past the dirty share is refused at a fortieth of the cost.
+        // A small family has few assignments (K^n): a hundred moves per
+        // assignment visit them all many times over.
+        std::int64_t budget = opts.moves_per_job * static_cast<std::int64_t>(members.size());
+        for (std::int64_t states = 100, m = 0; m < static_cast<std::int64_t>(members.size()) && states < budget; ++m) {
+            states *= K;
+            if (m + 1 == static_cast<std::int64_t>(members.size())) budget = std::min(budget, states);
+        }
+        const double allowed = opts.max_dirty_share * double(members.size()) + kEps;
+        pl.anneal(members, win, w, budget / 40, &plan.moves);
+        if (w.total() > w.unavoidable() + kEps && pl.dirty(members, win, w) <= 2 * allowed)
+            pl.anneal(members, win, w, budget - budget / 40, &plan.moves);
+        f.dirty = pl.dirty(members, win, w);
+        f.overload = w.total();
+        if (f.dirty > allowed) {
+            plan.explain += family_line(f, 0) + " refused: too many members overload a link\n";
+            for (size_t i : members) plan.refused.push_back(jobs[i].id);
+            continue;
+        }
+        for (size_t m = 0; m < members.size(); ++m) {
+            f.members.push_back(jobs[members[m]].id);
+            plan.jobs[jobs[members[m]].id] = pl.decision(f, win[m]);
+        }
+        plan.explain += family_line(f, 0) + "\n";
+        plan.families.push_back(std::move(f));
+    }
+    return plan;
+}
+
+}  // namespace harmonics

@@ -1,0 +1,91 @@
+// Phase groups: the Global Coordinator's own plan for cross-leaf jobs that
+// can share one period (doc/policies.md, "Phase groups").
+//
+// Owners plan a cross-leaf job on their own leaf only; a job scattered over
+// 8-28 leaves meets, on each of the others, jobs whose owners planned them
+// elsewhere, and with one model everywhere almost every owner ended up
+// leaving its jobs free (a 1,024-node sweep gated 12 % of job-epochs and
+// gained nothing over fair sharing). What works there is a structure no
+// single leaf can see: one period P for the whole family, cut into K windows
+// (each long enough for the longest burst plus a guard), and every job placed
+// in one window so that on every leaf link the jobs of one window fit the
+// link together. Which window each job takes is a constraint problem over the
+// whole family (a job's window must fit on all its leaves at once), solved
+// here by simulated annealing with a work budget. Everything decided is per
+// job (period, origin, window), as the coordinator's messages are.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "policy/harmonics_local.h"
+#include "policy/leaf_loads.h"
+#include "policy/policy.h"
+#include "topology/topology.h"
+
+namespace harmonics {
+
+struct PhaseGroupOptions {
+    double slot_s = 0.001;
+    double guard = 0.01;          // slack of P over each member's T, and the gap behind each window's bursts
+    double max_stretch = 0.05;    // P exceeds no member's guarded T by more than this
+    // A family in force keeps a member whose measured T has since moved by
+    // this much either way (the local scheduler's keep_tolerance): noise in
+    // the hooks' measurements must not reshuffle running jobs.
+    double keep_tolerance = 0.03;
+    // Annealing moves per member of a new family (the budget is counted in
+    // moves, so the same inputs give the same plan on any host).
+    std::int64_t moves_per_job = 20000;
+    // A new family is taken only if at most this share of its members still
+    // overload a link in their window (those collide; the rest are clean).
+    // Measured on one-model sweeps (doc/scale.md): 0.1 refused gpt3-6.7b's
+    // family at 1,024 nodes (14 of 111 members, +0.7 % on fair instead of
+    // +8.3 %); families where a quarter collide are rare below average
+    // overload, and above it (4:1 uplinks) almost every member collides.
+    double max_dirty_share = 0.25;
+    unsigned seed = 1;
+};
+
+// The options from the policy's (slot, seed) and the local scheduler's
+// tuning (guard, max stretch, keep tolerance): what the coordinator of
+// harmonics-sim and of harmonics-coordd runs.
+PhaseGroupOptions phase_group_options(const PolicyOptions& opts, const LocalTuning& tuning);
+
+// One family: members share period_s and origin_s; member m's first
+// collective of each iteration starts at window(m) · period_s / groups.
+struct PhaseFamily {
+    double period_s = 0;
+    double origin_s = 0;
+    int groups = 0;
+    std::vector<JobId> members;
+    int dirty = 0;                // members whose window overloads one of their links
+    double overload = 0;          // summed over links and windows, in capacity fractions
+    bool kept = false;            // carried over from the previous epoch
+};
+
+struct PhaseGroupPlan {
+    std::map<JobId, JobDecision> jobs;   // every grouped job's decision (group >= 0)
+    std::vector<PhaseFamily> families;
+    std::vector<JobId> refused;          // members of families formed and refused (too many overloads)
+    std::int64_t moves = 0;              // annealing moves spent (the plan's work)
+    std::string explain;                 // one line per family, for logs
+};
+
+// Plans phase groups among `eligible` (indices into `jobs`: cross-leaf jobs
+// the coordinator may decide). Families in force in `previous` (decisions
+// with group >= 0) keep their period, origin and every member's window while
+// those still fit; newcomers join a family where they fit without overload,
+// else new families are formed. A job left out of every family is not in the
+// plan (its owner decides it as before). Jobs whose links cannot be
+// overloaded whatever their phases are left out: nothing to gain.
+// A new family whose members all have one owner in `owners` is left to that
+// owner: it plans them together, more finely than windows do.
+PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProfile>& jobs,
+                                 const std::vector<size_t>& eligible, const std::map<JobId, JobDecision>& previous,
+                                 const std::map<JobId, SwitchId>& owners, const PhaseGroupOptions& opts,
+                                 double now_s);
+
+}  // namespace harmonics

@@ -1,0 +1,207 @@
+// Phase groups (policy/phase_groups.h): the Global Coordinator's windows for
+// cross-leaf jobs that share a period.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "policy/global_coordinator.h"
+#include "policy/harmonics_local.h"
+#include "policy/phase_groups.h"
+#include "unit/harmonics_fixture.h"
+
+using namespace harmonics;
+using harmonics::testing::periodic_job;
+
+namespace {
+
+// Four racks of four nodes, uplinks 2:1: two rings at NIC speed fill one.
+struct FourRacks {
+    Topology topo = Topology::make_two_level(4, 4, 12.5e9, 2.0);
+    std::vector<SwitchId> L = topo.leaves();
+    // A ring of period T with comm_s of communication across `racks`, at one
+    // NIC's rate (half an uplink).
+    JobProfile job(JobId id, double T, double comm_s, std::vector<int> racks) const {
+        std::vector<LinkId> links;
+        for (int r : racks)
+            for (LinkId l : leaf_links(topo, L[r])) links.push_back(l);
+        return periodic_job(topo, id, T, comm_s, links, 0.5);
+    }
+};
+
+std::vector<size_t> all_of(const std::vector<JobProfile>& jobs) {
+    std::vector<size_t> v;
+    for (size_t i = 0; i < jobs.size(); ++i) v.push_back(i);
+    return v;
+}
+
+// Every job a different owner, as when no leaf could plan them all.
+std::map<JobId, SwitchId> owners_of(const std::vector<JobProfile>& jobs) {
+    std::map<JobId, SwitchId> o;
+    for (const JobProfile& j : jobs) o[j.id] = static_cast<SwitchId>(j.id);
+    return o;
+}
+
+// The load of every (leaf link, window) a plan leaves, in capacity fractions.
+std::map<std::pair<LinkId, int>, double> window_loads(const Topology& topo, const std::vector<JobProfile>& jobs,
+                                                      const PhaseGroupPlan& plan) {
+    std::map<std::pair<LinkId, int>, double> load;
+    for (const JobProfile& j : jobs) {
+        auto d = plan.jobs.find(j.id);
+        if (d == plan.jobs.end()) continue;
+        for (const LinkUse& u : j.phases[0].links)
+            load[{u.link, d->second.group}] += u.multiplicity * j.phases[0].bytes_per_edge / j.phases[0].alone_s /
+                                               topo.link(u.link).capacity_Bps;
+    }
+    return load;
+}
+
+// Each of the six rack pairs of FourRacks: every rack carries three rings,
+// and one window holds only two of them.
+std::vector<JobProfile> six_pairs(const FourRacks& f, double T, double comm_s) {
+    std::vector<JobProfile> jobs;
+    JobId id = 1;
+    for (int a = 0; a < 4; ++a)
+        for (int b = a + 1; b < 4; ++b) jobs.push_back(f.job(id++, T, comm_s, {a, b}));
+    return jobs;
+}
+
+}  // namespace
+
+TEST(PhaseGroups, WindowsKeepEveryUplinkWithinCapacity) {
+    FourRacks f;
+    const std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
+    const PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 5.0);
+    ASSERT_EQ(plan.families.size(), 1u) << plan.explain;
+    const PhaseFamily& fam = plan.families[0];
+    EXPECT_EQ(fam.members.size(), 6u);
+    EXPECT_EQ(fam.groups, 2);   // 101 ms holds two 40 ms bursts with their guards, not three
+    EXPECT_EQ(fam.dirty, 0);
+    EXPECT_NEAR(fam.period_s, 0.101, 1e-9);   // T and the 1 % guard, on the 1 ms grid
+    for (const auto& [id, d] : plan.jobs) {
+        EXPECT_TRUE(d.gated);
+        EXPECT_DOUBLE_EQ(d.period_s, fam.period_s);
+        EXPECT_DOUBLE_EQ(d.origin_s, 5.0);
+        EXPECT_NEAR(d.shift_s, d.group * 0.0505, 0.0006) << "job " << id;
+        EXPECT_EQ(d.groups, 2);
+    }
+    for (const auto& [key, x] : window_loads(f.topo, jobs, plan))
+        EXPECT_LE(x, 1.0 + 1e-9) << "link " << key.first << " window " << key.second;
+}
+
+TEST(PhaseGroups, NoFamilyWhereOneBurstTakesMoreThanHalfThePeriod) {
+    FourRacks f;
+    const std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.060);
+    const PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    EXPECT_TRUE(plan.jobs.empty());
+    EXPECT_TRUE(plan.families.empty());
+}
+
+TEST(PhaseGroups, JobsThatCannotCollideAreLeftToTheirOwners) {
+    FourRacks f;
+    // Two rings on different rack pairs: no uplink ever carries more than one.
+    std::vector<JobProfile> jobs = {f.job(1, 0.1, 0.04, {0, 1}), f.job(2, 0.1, 0.04, {2, 3})};
+    const PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    EXPECT_TRUE(plan.jobs.empty()) << plan.explain;
+}
+
+TEST(PhaseGroups, PeriodsTooFarApartMakeSeparateFamilies) {
+    FourRacks f;
+    // Three rings at 100 ms and three at 150 ms, each set on one rack pair
+    // more than the uplinks hold at once.
+    std::vector<JobProfile> jobs;
+    for (JobId id = 1; id <= 3; ++id) jobs.push_back(f.job(id, 0.100, 0.040, {0, 1}));
+    for (JobId id = 4; id <= 6; ++id) jobs.push_back(f.job(id, 0.150, 0.060, {2, 3}));
+    const PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    // Three rings of one rack pair in two windows of two: one window holds
+    // two, the other one, so each family is clean.
+    ASSERT_EQ(plan.families.size(), 2u) << plan.explain;
+    std::set<double> periods;
+    for (const PhaseFamily& fam : plan.families) {
+        periods.insert(fam.period_s);
+        EXPECT_EQ(fam.members.size(), 3u);
+        EXPECT_EQ(fam.dirty, 0);
+    }
+    EXPECT_EQ(periods, (std::set<double>{0.101, 0.152}));
+}
+
+TEST(PhaseGroups, FamilyWhoseMembersMostlyCollideIsRefused) {
+    FourRacks f;
+    // Five rings across racks 0 and 1, in two windows of at most two each:
+    // whatever the windows, one holds three and all of them overload.
+    std::vector<JobProfile> jobs;
+    for (JobId id = 1; id <= 5; ++id) jobs.push_back(f.job(id, 0.100, 0.040, {0, 1}));
+    const PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    EXPECT_TRUE(plan.jobs.empty());
+    EXPECT_EQ(plan.refused.size(), 5u);
+    EXPECT_NE(plan.explain.find("refused"), std::string::npos) << plan.explain;
+}
+
+TEST(PhaseGroups, FamilyInForceKeepsItsWindowsAndANewcomerTakesAFreeOne) {
+    FourRacks f;
+    std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
+    const JobProfile extra = jobs.back();
+    jobs.pop_back();   // racks 2 and 3 then carry two rings, the others three and two
+    const PhaseGroupPlan first = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    ASSERT_EQ(first.jobs.size(), 5u) << first.explain;
+    jobs.push_back(extra);
+    // A later epoch, another seed: running members keep their windows.
+    PhaseGroupOptions later;
+    later.seed = 99;
+    const PhaseGroupPlan second = plan_phase_groups(f.topo, jobs, all_of(jobs), first.jobs, owners_of(jobs), later, 7.0);
+    ASSERT_EQ(second.families.size(), 1u) << second.explain;
+    EXPECT_TRUE(second.families[0].kept);
+    for (const auto& [id, d] : first.jobs) {
+        ASSERT_TRUE(second.jobs.count(id));
+        EXPECT_TRUE(same_gate(second.jobs.at(id), d)) << "job " << id << " moved";
+    }
+    ASSERT_TRUE(second.jobs.count(extra.id)) << second.explain;
+    EXPECT_EQ(second.families[0].dirty, 0);
+    for (const auto& [key, x] : window_loads(f.topo, jobs, second)) EXPECT_LE(x, 1.0 + 1e-9);
+}
+
+TEST(PhaseGroups, FamilyOfOneOwnerIsLeftToIt) {
+    FourRacks f;
+    const std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
+    std::map<JobId, SwitchId> one;
+    for (const JobProfile& j : jobs) one[j.id] = f.L[0];
+    const PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, one, PhaseGroupOptions{}, 0);
+    EXPECT_TRUE(plan.jobs.empty()) << plan.explain;
+}
+
+TEST(PhaseGroups, SameInputsGiveTheSamePlan) {
+    FourRacks f;
+    const std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
+    const PhaseGroupPlan a = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    const PhaseGroupPlan b = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    ASSERT_EQ(a.jobs.size(), b.jobs.size());
+    for (const auto& [id, d] : a.jobs) EXPECT_TRUE(same_gate(b.jobs.at(id), d));
+    EXPECT_EQ(a.moves, b.moves);
+}
+
+// In both tiers: the coordinator's families are fixed on every leaf, so no
+// local scheduler decides their members, and each keeps one decision.
+TEST(PhaseGroups, CoordinatorFixesFamiliesOnEveryLeaf) {
+    FourRacks f;
+    const std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
+    PolicyOptions po;
+    LocalScheduler local(po, local_tuning(po));
+    GlobalCoordinator with, without;
+    with.use_phase_groups(phase_group_options(po, local_tuning(po)));
+    const CoordinationResult g = with.plan(f.topo, jobs, {}, local, 0);
+    EXPECT_EQ(g.grouped, 6) << g.groups_explain;
+    for (const JobProfile& j : jobs) {
+        const JobDecision& d = g.jobs.at(j.id);
+        EXPECT_TRUE(d.gated);
+        EXPECT_GE(d.group, 0);
+        EXPECT_EQ(d.owner_leaf, -1);   // the coordinator's, not a leaf's
+    }
+    // A second epoch warm-started from the first moves nobody.
+    const CoordinationResult again = with.plan(f.topo, jobs, g.jobs, local, 1);
+    for (const JobProfile& j : jobs) EXPECT_TRUE(same_gate(again.jobs.at(j.id), g.jobs.at(j.id)));
+    // Without phase groups no decision carries a window.
+    const CoordinationResult o = without.plan(f.topo, jobs, {}, local, 0);
+    EXPECT_EQ(o.grouped, 0);
+    for (const auto& [id, d] : o.jobs) EXPECT_LT(d.group, 0);
+}
