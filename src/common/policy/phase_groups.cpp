@@ -416,7 +416,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         // family far past the dirty share is refused at a fortieth of the cost.
         // A small family has few assignments (K^n): a hundred moves per
         // assignment visit them all many times over.
-        std::int64_t budget = opts.moves_per_job * static_cast<std::int64_t>(members.size());
+        std::int64_t budget = std::min(opts.max_moves, opts.moves_per_job * static_cast<std::int64_t>(members.size()));
         for (std::int64_t states = 100, m = 0; m < static_cast<std::int64_t>(members.size()) && states < budget; ++m) {
             states *= K;
             if (m + 1 == static_cast<std::int64_t>(members.size())) budget = std::min(budget, states);

@@ -39,6 +39,11 @@ struct PhaseGroupOptions {
     // Annealing moves per member of a new family (the budget is counted in
     // moves, so the same inputs give the same plan on any host).
     std::int64_t moves_per_job = 20000;
+    // ... and at most this many for one family, which bounds the coordinator's
+    // first plan (about 0.5 s here for the 958 members of a one-model 8,192-node
+    // cluster, against 3.9 s uncapped, which left 183 of them overloaded
+    // instead of 217: doc/scale.md). A 1,024-node family of 111 needs 2.2 M.
+    std::int64_t max_moves = 2500000;
     // A new family is taken only if at most this share of its members still
     // overload a link in their window (those collide; the rest are clean).
     // Measured on one-model sweeps (doc/scale.md): 0.1 refused gpt3-6.7b's
