@@ -3,9 +3,13 @@
 // their capacity.
 #pragma once
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "model/job.h"
+#include "model/model_library.h"
+#include "model/traffic.h"
 #include "policy/policy.h"
 #include "topology/topology.h"
 
@@ -41,6 +45,26 @@ inline JobProfile periodic_job(const Topology& topo, JobId id, double T, double 
     for (LinkId l : links) ph.links.push_back({l, 1.0});
     j.phases.push_back(ph);
     return j;
+}
+
+// The cluster filled with bert-large rings of 2-4 nodes on shuffled nodes:
+// jobs scattered over the leaves, every uplink shared.
+inline std::vector<JobProfile> scattered_bert_large(const Topology& topo, std::mt19937& rng) {
+    std::vector<JobProfile> jobs;
+    std::vector<NodeId> all;
+    for (NodeId i = 0; i < static_cast<NodeId>(topo.nodes().size()); ++i) all.push_back(i);
+    std::shuffle(all.begin(), all.end(), rng);
+    size_t used = 0;
+    for (int k = 0; used + 4 <= all.size(); ++k) {
+        JobSpec spec;
+        spec.id = k + 1;
+        spec.model = "bert-large";
+        spec.nodes = 2 + static_cast<int>(rng() % 3);
+        std::vector<NodeId> placement(all.begin() + used, all.begin() + used + spec.nodes);
+        used += spec.nodes;
+        jobs.push_back(make_profile(topo, spec, *find_model(spec.model), placement));
+    }
+    return jobs;
 }
 
 }  // namespace harmonics::testing

@@ -153,20 +153,7 @@ TEST(GlobalCoordinator, NoCrossLeafJobIsGatedPastItsSlackOnAnyOfItsLeaves) {
     LocalScheduler local(PolicyOptions{});
     int gated_cross = 0, ungated_cross = 0;
     for (int trial = 0; trial < 12; ++trial) {
-        std::vector<JobProfile> jobs;
-        std::vector<NodeId> all;
-        for (NodeId i = 0; i < static_cast<NodeId>(topo.nodes().size()); ++i) all.push_back(i);
-        std::shuffle(all.begin(), all.end(), rng);
-        size_t used = 0;
-        for (int k = 0; used + 4 <= all.size(); ++k) {   // jobs of 2-4 nodes fill the cluster
-            JobSpec spec;
-            spec.id = k + 1;
-            spec.model = "bert-large";
-            spec.nodes = 2 + static_cast<int>(rng() % 3);
-            std::vector<NodeId> placement(all.begin() + used, all.begin() + used + spec.nodes);
-            used += spec.nodes;
-            jobs.push_back(make_profile(topo, spec, *find_model(spec.model), placement));
-        }
+        const std::vector<JobProfile> jobs = harmonics::testing::scattered_bert_large(topo, rng);
         CoordinationResult r = GlobalCoordinator().plan(topo, jobs, {}, local, 0);
         std::map<JobId, double> worst;
         for (SwitchId s : topo.leaves()) {

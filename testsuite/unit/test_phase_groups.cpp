@@ -7,8 +7,6 @@
 #include <random>
 #include <set>
 
-#include "model/model_library.h"
-#include "model/traffic.h"
 #include "policy/global_coordinator.h"
 #include "policy/harmonics_local.h"
 #include "policy/phase_groups.h"
@@ -223,20 +221,7 @@ TEST(PhaseGroups, FamiliesOnRandomClustersAreConsistent) {
     const PhaseGroupOptions opts = phase_group_options(po, local_tuning(po));
     int families = 0, members = 0;
     for (int trial = 0; trial < 12; ++trial) {
-        std::vector<JobProfile> jobs;
-        std::vector<NodeId> all;
-        for (NodeId i = 0; i < static_cast<NodeId>(topo.nodes().size()); ++i) all.push_back(i);
-        std::shuffle(all.begin(), all.end(), rng);
-        size_t used = 0;
-        for (int k = 0; used + 4 <= all.size(); ++k) {
-            JobSpec spec;
-            spec.id = k + 1;
-            spec.model = "bert-large";
-            spec.nodes = 2 + static_cast<int>(rng() % 3);
-            std::vector<NodeId> placement(all.begin() + used, all.begin() + used + spec.nodes);
-            used += spec.nodes;
-            jobs.push_back(make_profile(topo, spec, *find_model(spec.model), placement));
-        }
+        const std::vector<JobProfile> jobs = harmonics::testing::scattered_bert_large(topo, rng);
         GlobalCoordinator coord;
         const std::map<JobId, SwitchId> owners = coord.assign_owners(topo, jobs);
         std::vector<size_t> eligible;
