@@ -427,6 +427,14 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             pl.anneal(members, win, w, budget - budget / 40, &plan.moves);
         f.dirty = pl.dirty(members, win, w);
         f.overload = w.total();
+        // Overloaded members are late for their next slot and delay others:
+        // more slack for all, within every member's stretch, absorbs part of it.
+        if (f.dirty > 0) {
+            double most = P * (1 + opts.overload_slack);
+            for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.max_stretch));
+            const double longer = std::floor(most / opts.slot_s + kEps) * opts.slot_s;
+            if (longer > P && pl.groups_for(members, longer) == K) f.period_s = longer;
+        }
         if (f.dirty > allowed) {
             plan.explain += family_line(f, 0) + " refused: too many members overload a link\n";
             for (size_t i : members) plan.refused.push_back(jobs[i].id);
