@@ -825,6 +825,7 @@ void Coordd::on_tick() {
     for (auto it = jobs_.begin(); it != jobs_.end();) {
         if (it->second.ended && now - it->second.ended_at > 300) {
             if (slurm_) slurm_->forget(it->first);
+            group_refused_until_.erase(it->first);
             it = jobs_.erase(it);
         } else {
             ++it;
