@@ -210,6 +210,15 @@ TEST(PhaseGroups, CoordinatorFixesFamiliesOnEveryLeaf) {
     // A second epoch warm-started from the first moves nobody.
     const CoordinationResult again = with.plan(f.topo, jobs, g.jobs, local, 1);
     for (const JobProfile& j : jobs) EXPECT_TRUE(same_gate(again.jobs.at(j.id), g.jobs.at(j.id)));
+    // The policy the simulator runs says so in its solver line.
+    std::unique_ptr<Policy> h = make_harmonics_policy(po, local_tuning(po));
+    h->decide(f.topo, jobs, 0, EpochReason::Arrival);
+    std::map<std::string, double> fig;
+    for (const auto& [k, v] : h->solver_figures()) fig[k] = v;
+    EXPECT_EQ(fig["phase_families"], 1);
+    EXPECT_EQ(fig["grouped_jobs"], 6);
+    EXPECT_EQ(fig["overloaded_members"], 0);
+    EXPECT_EQ(fig["refused_jobs"], 0);
     // Without phase groups no decision carries a window.
     const CoordinationResult o = without.plan(f.topo, jobs, {}, local, 0);
     EXPECT_EQ(o.grouped, 0);

@@ -90,6 +90,9 @@ void CoordinationEpoch::group_phases(const PhaseGroupOptions& opts, ConflictMemo
         if (memory) memory->free_until_s.erase(id);
     }
     res_.grouped = static_cast<int>(grouped_.size());
+    res_.families = static_cast<int>(plan.families.size());
+    for (const PhaseFamily& f : plan.families) res_.overloaded += f.dirty;
+    res_.refused = static_cast<int>(plan.refused.size());
     res_.groups_explain = std::move(plan.explain);
 }
 

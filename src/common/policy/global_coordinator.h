@@ -32,6 +32,9 @@ struct CoordinationResult {
     int leaves_decided = 0;
     double predicted_cost = 0;               // summed over leaves of the last round
     int grouped = 0;                         // cross-leaf jobs placed in phase families
+    int families = 0;                        // ... in how many
+    int overloaded = 0;                      // members still overloading a link in their window
+    int refused = 0;                         // jobs of families refused this epoch
     std::string groups_explain;              // one line per phase family (phase_groups.h)
 };
 

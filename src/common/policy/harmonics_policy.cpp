@@ -12,9 +12,9 @@ namespace {
 class HarmonicsPolicy : public Policy {
 public:
     HarmonicsPolicy(const PolicyOptions& opts, const LocalTuning& tuning, const std::string& name)
-        : local_(opts, tuning), name_(name) {
+        : local_(opts, tuning), name_(name), groups_on_(opts.phase_groups) {
         conflicts_.free_hold_s = kConflictFreeHoldEpochs * opts.epoch_s;
-        if (opts.phase_groups) coordinator_.use_phase_groups(phase_group_options(opts, tuning));
+        if (groups_on_) coordinator_.use_phase_groups(phase_group_options(opts, tuning));
     }
     std::string name() const override { return name_; }
 
@@ -27,18 +27,33 @@ public:
         }
         CoordinationResult r = coordinator_.plan(topo, jobs, previous, local_, now_s, &conflicts_);
         previous_ = r.jobs;
+        if (r.grouped > most_grouped_.grouped) most_grouped_ = r;
+        refused_ += r.refused;
         Decisions d;
         d.jobs = std::move(r.jobs);
         d.sched_time_s = r.slowest_leaf_s + r.coordinator_s;
         return d;
     }
 
+    // The phase families of the run (harmonics-sim's solver line): the epoch
+    // with the most jobs in families, and how many jobs refused families held.
+    std::vector<std::pair<std::string, double>> solver_figures() const override {
+        if (!groups_on_) return {};
+        return {{"phase_families", most_grouped_.families},
+                {"grouped_jobs", most_grouped_.grouped},
+                {"overloaded_members", most_grouped_.overloaded},
+                {"refused_jobs", refused_}};
+    }
+
 private:
     LocalScheduler local_;
     std::string name_;
+    bool groups_on_;
     GlobalCoordinator coordinator_;
     std::map<JobId, JobDecision> previous_;
     ConflictMemory conflicts_;
+    CoordinationResult most_grouped_;
+    long refused_ = 0;
 };
 
 }  // namespace
