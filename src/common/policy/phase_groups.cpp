@@ -211,8 +211,9 @@ public:
 
     // Simulated annealing on the summed overload, from `win` (whose loads
     // `w` holds), for `budget` moves or until no assignment could overload
-    // less; leaves the best assignment in `win` and `w`. The hot loop works on flat arrays: a move touches only the
-    // moved job's links in its old and new window.
+    // less; leaves the best assignment in `win` and `w`. The hot loop works
+    // on flat arrays: a move touches only the moved job's links in its old
+    // and new window.
     void anneal(const std::vector<size_t>& members, std::vector<int>& win, WindowLoads& w, std::int64_t budget,
                 std::int64_t* moves) {
         const size_t n = members.size();
