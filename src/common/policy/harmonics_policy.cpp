@@ -27,7 +27,7 @@ public:
         }
         CoordinationResult r = coordinator_.plan(topo, jobs, previous, local_, now_s, &conflicts_);
         previous_ = r.jobs;
-        if (r.grouped > most_grouped_.grouped) most_grouped_ = r;
+        if (r.grouped > most_grouped_.grouped) most_grouped_ = {r.families, r.grouped, r.overloaded};
         refused_ += r.refused;
         Decisions d;
         d.jobs = std::move(r.jobs);
@@ -52,7 +52,9 @@ private:
     GlobalCoordinator coordinator_;
     std::map<JobId, JobDecision> previous_;
     ConflictMemory conflicts_;
-    CoordinationResult most_grouped_;
+    struct {
+        int families = 0, grouped = 0, overloaded = 0;
+    } most_grouped_;
     long refused_ = 0;
 };
 

@@ -44,7 +44,7 @@ Rhythm rhythm_of(const Topology& topo, const JobProfile& job, const std::unorder
 double overload(double load) { return std::max(0.0, load - 1 - kEps); }
 
 // One family's window assignment: loads per (link, window), on top of the
-// average load of the jobs outside the family.
+// peak load of the jobs outside the family (Planner::background).
 class WindowLoads {
 public:
     WindowLoads(int groups, const std::map<LinkId, double>& background) : k_(groups) {
@@ -117,8 +117,11 @@ public:
         const auto leaf_of = leaf_of_links(topo);
         rhythm_.reserve(jobs.size());
         for (const JobProfile& j : jobs) rhythm_.push_back(rhythm_of(topo, j, leaf_of));
-        for (const Rhythm& r : rhythm_)
-            for (const auto& [l, peak] : r.links) peak_sum_[l] += peak;
+        for (size_t j = 0; j < rhythm_.size(); ++j)
+            for (const auto& [l, peak] : rhythm_[j].links) {
+                peak_sum_[l] += peak;
+                on_link_[l].emplace_back(j, peak);
+            }
     }
 
     // A job whose links cannot be overloaded whatever the phases.
@@ -152,6 +155,7 @@ public:
     // fits beside all of them at once. (Their average instead let families
     // form in mixes of thirteen models, whose members then collided with
     // free jobs and missed slots: 1,024 nodes, 0.00 -> -0.09 % against fair.)
+    // Only the jobs on the members' links are visited, in job order.
     std::map<LinkId, double> background(const std::vector<size_t>& members) const {
         std::vector<bool> in(jobs_.size(), false);
         for (size_t i : members) in[i] = true;
@@ -161,13 +165,9 @@ public:
                 (void)peak;
                 bg[l] = 0;
             }
-        for (size_t j = 0; j < jobs_.size(); ++j) {
-            if (in[j]) continue;
-            for (const auto& [l, peak] : rhythm_[j].links) {
-                auto it = bg.find(l);
-                if (it != bg.end()) it->second += peak;
-            }
-        }
+        for (auto& [l, sum] : bg)
+            for (const auto& [j, peak] : on_link_.at(l))
+                if (!in[j]) sum += peak;
         return bg;
     }
 
@@ -296,6 +296,7 @@ private:
     const PhaseGroupOptions& o_;
     std::vector<Rhythm> rhythm_;
     std::unordered_map<LinkId, double> peak_sum_;
+    std::unordered_map<LinkId, std::vector<std::pair<size_t, double>>> on_link_;   // (job, peak), job order
     std::mt19937_64 rng_;
 };
 
