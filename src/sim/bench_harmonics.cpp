@@ -54,6 +54,9 @@ double thread_cpu_s() {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+// part of whole, in percent (0 of nothing).
+double share_pct(long part, long whole) { return whole > 0 ? 100.0 * double(part) / double(whole) : 0.0; }
+
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0 : v[v.size() / 2];
@@ -346,10 +349,11 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
         if (name == "fair") fair_jct = sm.mean_jct_s;
         std::printf("jct nodes=%d policy=%s mean_jct_s=%.3f better_than_fair_pct=%+.2f mean_slowdown=%.4f "
                     "p99_slowdown=%.4f sched_ms_per_epoch=%.3f rounds=%zu reshuffles=%ld of=%ld gated_decisions=%ld "
-                    "decisions=%ld jobs_ever_gated=%zu sim_cpu_s=%.1f\n",
+                    "decisions=%ld jobs_ever_gated=%zu late_releases_pct=%.2f missed_slots_pct=%.2f sim_cpu_s=%.1f\n",
                     nodes, name.c_str(), sm.mean_jct_s, fair_jct > 0 ? 100.0 * (1.0 - sm.mean_jct_s / fair_jct) : 0.0,
                     sm.mean_slowdown, sm.p99_slowdown, sm.sched_ms_per_epoch, r.sched_time_s.size(), p.reshuffles(),
-                    p.comparisons(), p.gated(), p.decisions(), p.jobs_ever_gated(), cpu);
+                    p.comparisons(), p.gated(), p.decisions(), p.jobs_ever_gated(), share_pct(r.late_releases, r.gated_releases),
+                    share_pct(r.missed_slots, r.gated_releases), cpu);
         std::fflush(stdout);
     }
     sim::LowerBound lb = sim::lower_bound(sc.topo, placed, sc.duration_s);

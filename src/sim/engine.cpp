@@ -223,6 +223,20 @@ private:
         return slot;
     }
 
+    void count_release(const JobDecision& d, double ready, double release, const ReleaseMemory& mem) {
+        if (!cfg_.gate || !d.gated || d.period_s <= 0) return;
+        ++result_.gated_releases;
+        const double P = d.period_s, base = d.origin_s + d.shift_s, eps = 1e-9 * P;
+        if (mem.late_s > 0) {
+            ++result_.late_releases;
+        } else if (ready > base + eps && release > ready + eps) {
+            const double latest = base + std::floor((ready - base) / P + 1e-9) * P;
+            // Within half a period past its slot it came late; beyond, early
+            // for the next one (T below P), as every gated job that waits.
+            if (ready - latest > eps && ready - latest < 0.5 * P) ++result_.missed_slots;
+        }
+    }
+
     int priority(const JobState& s) const { return priorities_ ? s.decision.priority : 0; }
 
     void schedule_phase(int j) {
@@ -235,6 +249,7 @@ private:
         double ready = std::max(now_, s.iter_start + phases[s.next_phase].start_offset_s);
         if (s.next_phase == 0) {
             double slot = next_slot(s.decision, ready, s.release);
+            count_release(s.decision, ready, slot, s.release);
             s.gate_wait = slot - ready;
             ready = slot;
         }

@@ -94,6 +94,13 @@ struct RunResult {
     std::vector<TraceSegment> trace;
     long events = 0;
     long solver_calls = 0, solver_flows = 0, lone_flows = 0;
+    // The gate's releases of gated jobs' first collectives: how many, how
+    // many went late past their slot (the release rule let them go at once),
+    // and how many came late (under half a period past the slot) and waited
+    // for the next one (a period lost).
+    // Late releases run into the bursts planned after theirs: where these are
+    // frequent, a plan's collisions spread from job to job (doc/scale.md).
+    long gated_releases = 0, late_releases = 0, missed_slots = 0;
     double sched_ms_per_epoch() const;
 };
 

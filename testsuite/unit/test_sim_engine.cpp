@@ -168,6 +168,36 @@ TEST(SimEngine, GateHoldsEachIterationToTheScheduledPeriod) {
     EXPECT_NEAR(r.jobs[0].comm_time_s / 10, 0.1, 1e-9);  // waiting at the gate is not communication
 }
 
+TEST(SimEngine, GateCountsLateReleasesAndMissedSlots) {
+    Topology t = two_racks();
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 5)};
+    EngineConfig cfg;
+    RunResult free = simulate(t, jobs, nullptr, cfg);
+    EXPECT_EQ(free.gated_releases, 0);
+    // Early for every slot (P = 0.25 > T = 0.2): held each time, never late.
+    JobDecision d;
+    d.gated = true;
+    d.period_s = 0.25;
+    d.shift_s = 0.1;
+    cfg.fixed = {{1, d}};
+    RunResult early = simulate(t, jobs, nullptr, cfg);
+    EXPECT_EQ(early.gated_releases, 5);
+    EXPECT_EQ(early.late_releases, 0);
+    EXPECT_EQ(early.missed_slots, 0);
+    // P = 0.19 < T: slots at 0.09 + 0.19k. Ready at 0.1, 0.3, 0.5 it is
+    // 0.01, 0.02, 0.03 s late and goes (within 20 % of P); at 0.7 it is
+    // 0.04 late, past 0.038 and not catching up: it waits for 0.85 (its
+    // collective ends at 0.95); ready at 1.05 it is 0.01 late again.
+    d.period_s = 0.19;
+    d.shift_s = 0.09;
+    cfg.fixed = {{1, d}};
+    RunResult late = simulate(t, jobs, nullptr, cfg);
+    EXPECT_EQ(late.gated_releases, 5);
+    EXPECT_EQ(late.late_releases, 4);
+    EXPECT_EQ(late.missed_slots, 1);
+    EXPECT_NEAR(late.jobs[0].finish_s, 0.95 + 0.2, 1e-9);
+}
+
 TEST(SimEngine, GateCapBoundsEveryHoldAndGateOffMeasuresOnly) {
     Topology t = two_racks();
     // T = 0.2 s; slots at 0.15 + 0.2k; three iterations. Uncapped: the first
