@@ -171,16 +171,19 @@ TEST(SimEngine, GateHoldsEachIterationToTheScheduledPeriod) {
 TEST(SimEngine, GateCountsLateReleasesAndMissedSlots) {
     Topology t = two_racks();
     std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 5)};
-    EngineConfig cfg;
-    RunResult free = simulate(t, jobs, nullptr, cfg);
-    EXPECT_EQ(free.gated_releases, 0);
+    // The job gated at (period, shift): its five releases counted.
+    auto gated = [&](double period_s, double shift_s) {
+        EngineConfig cfg;
+        JobDecision d;
+        d.gated = true;
+        d.period_s = period_s;
+        d.shift_s = shift_s;
+        cfg.fixed = {{1, d}};
+        return simulate(t, jobs, nullptr, cfg);
+    };
+    EXPECT_EQ(simulate(t, jobs, nullptr, EngineConfig{}).gated_releases, 0);
     // Early for every slot (P = 0.25 > T = 0.2): held each time, never late.
-    JobDecision d;
-    d.gated = true;
-    d.period_s = 0.25;
-    d.shift_s = 0.1;
-    cfg.fixed = {{1, d}};
-    RunResult early = simulate(t, jobs, nullptr, cfg);
+    RunResult early = gated(0.25, 0.1);
     EXPECT_EQ(early.gated_releases, 5);
     EXPECT_EQ(early.late_releases, 0);
     EXPECT_EQ(early.missed_slots, 0);
@@ -188,10 +191,7 @@ TEST(SimEngine, GateCountsLateReleasesAndMissedSlots) {
     // 0.01, 0.02, 0.03 s late and goes (within 20 % of P); at 0.7 it is
     // 0.04 late, past 0.038 and not catching up: it waits for 0.85 (its
     // collective ends at 0.95); ready at 1.05 it is 0.01 late again.
-    d.period_s = 0.19;
-    d.shift_s = 0.09;
-    cfg.fixed = {{1, d}};
-    RunResult late = simulate(t, jobs, nullptr, cfg);
+    RunResult late = gated(0.19, 0.09);
     EXPECT_EQ(late.gated_releases, 5);
     EXPECT_EQ(late.late_releases, 4);
     EXPECT_EQ(late.missed_slots, 1);
