@@ -139,7 +139,9 @@ public:
     // measurements may have moved by the keep tolerance.
     bool fits(size_t i, double P, int K, bool kept = false) const {
         const double tol = kept ? o_.keep_tolerance : 0;
-        return target(i) * (1 - tol) <= P + kEps && P <= target(i) * (1 + o_.max_stretch) * (1 + tol) + kEps &&
+        // A family in force may have taken the longer period of an overloaded one.
+        const double stretch = kept ? std::max(o_.max_stretch, o_.overload_stretch) : o_.max_stretch;
+        return target(i) * (1 - tol) <= P + kEps && P <= target(i) * (1 + stretch) * (1 + tol) + kEps &&
                rhythm_[i].window * (1 - tol) + o_.guard * P <= P / K + kEps;
     }
     // The windows a family's period holds: each the longest member burst plus a guard.
@@ -433,7 +435,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         // more slack for all, within every member's stretch, absorbs part of it.
         if (f.dirty > 0) {
             double most = P * (1 + opts.overload_slack);
-            for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.max_stretch));
+            for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.overload_stretch));
             const double longer = std::floor(most / opts.slot_s + kEps) * opts.slot_s;
             if (longer > P && pl.groups_for(members, longer) == K) f.period_s = longer;
         }
