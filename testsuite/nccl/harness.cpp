@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -524,6 +525,13 @@ int scenario_cuda() {
   const int before = count();
   void* stream = reinterpret_cast<void*>(0xab5ea3);
   sleep_ns(20 * kMs);  // a new burst
+  // On a GPU the gate kernel runs on the stream before the collective's
+  // kernels, so its held time is written before the collective completes.
+  // The proxy thread plays those kernels: it waits here until this thread
+  // has played the gate kernel below (at most 5 s, should a check fail).
+  std::promise<void> gate_ran;
+  std::shared_future<void> gate_done = gate_ran.get_future().share();
+  proxy.post([gate_done] { gate_done.wait_for(std::chrono::seconds(5)); });
   // From another user thread (with FAKE_CUDA_SECOND_CONTEXT it has another
   // device's context current: the gate must launch in the communicator's).
   std::shared_ptr<Played> p;
@@ -557,6 +565,7 @@ int scenario_cuda() {
     auto* held = reinterpret_cast<unsigned long long*>(uintptr_t(l.arg[1]));
     __atomic_store_n(held, 777000ull + 1, __ATOMIC_RELEASE);
   }
+  gate_ran.set_value();
   proxy.sync();
   // The second collective of the burst and a graph-captured one: no launch.
   auto q = c.play(proxy, seq++, "AllReduce", 8, "ncclFloat32", 1, 1000, stream);
