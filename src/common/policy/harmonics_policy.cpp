@@ -65,6 +65,7 @@ PhaseGroupOptions phase_group_options(const PolicyOptions& opts, const LocalTuni
     g.slot_s = opts.slot_s;
     g.guard = tuning.guard;
     g.max_stretch = tuning.max_stretch;
+    g.overload_stretch = 2 * tuning.max_stretch;   // MaxStretch=1 (none) stays none
     g.keep_tolerance = tuning.keep_tolerance;
     g.seed = opts.seed;
     return g;
