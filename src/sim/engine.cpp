@@ -230,7 +230,7 @@ private:
         if (mem.late_s > 0) {
             ++result_.late_releases;
         } else if (ready > base + eps && release > ready + eps) {
-            const double latest = base + std::floor((ready - base) / P + 1e-9) * P;
+            const double latest = latest_slot_s(d, ready);
             // Within half a period past its slot it came late; beyond, early
             // for the next one (T below P), as every gated job that waits.
             if (ready - latest > eps && ready - latest < 0.5 * P) ++result_.missed_slots;

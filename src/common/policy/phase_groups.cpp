@@ -432,7 +432,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         f.dirty = pl.dirty(members, win, w);
         f.overload = w.total();
         // Overloaded members are late for their next slot and delay others:
-        // more slack for all, within every member's stretch, absorbs part of it.
+        // more slack for all, within every member's overload stretch, absorbs part of it.
         if (f.dirty > 0) {
             double most = P * (1 + opts.overload_slack);
             for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.overload_stretch));

@@ -11,6 +11,12 @@ double late_allowance_s(const JobDecision& d, double late_tolerance_frac) {
     return d.late_s >= 0 ? std::min(d.late_s, cap) : cap;
 }
 
+double latest_slot_s(const JobDecision& d, double t_s) {
+    const double base = d.origin_s + d.shift_s;
+    if (t_s <= base) return base;
+    return base + std::floor((t_s - base) / d.period_s + 1e-9) * d.period_s;
+}
+
 double next_release_s(const JobDecision& d, double ready_s, ReleaseMemory& mem, double late_tolerance_frac) {
     if (!d.gated || d.period_s <= 0) return ready_s;
     const double P = d.period_s;
@@ -21,8 +27,7 @@ double next_release_s(const JobDecision& d, double ready_s, ReleaseMemory& mem, 
     if (ready_s <= base) {
         release = base;  // the grid starts at origin + shift (iteration 0)
     } else {
-        // The latest slot at or before ready (within rounding of 1e-9 periods).
-        const double slot = base + std::floor((ready_s - base) / P + 1e-9) * P;
+        const double slot = latest_slot_s(d, ready_s);
         late = std::max(0.0, ready_s - slot);
         const bool catching_up = mem.late_s <= eps || late < mem.late_s - eps;
         const bool go = late <= eps || late <= late_allowance_s(d, late_tolerance_frac) + eps ||

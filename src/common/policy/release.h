@@ -28,6 +28,11 @@ namespace harmonics {
 // tolerance"): the share of a period a job may be late and still go at once.
 constexpr double kDefaultLateTolerance = 0.2;
 
+// The latest slot origin + shift + k·period at or before t_s, k >= 0 (within
+// rounding of 1e-9 periods); origin + shift when t_s is before it. Needs a
+// period > 0.
+double latest_slot_s(const JobDecision& d, double t_s);
+
 // How late a job may be and still go at once (seconds).
 double late_allowance_s(const JobDecision& d, double late_tolerance_frac = kDefaultLateTolerance);
 
