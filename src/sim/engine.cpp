@@ -214,26 +214,27 @@ private:
 
     // The gate: the first slot origin + shift + k·period at or after `ready`.
     // Held at most gate_cap_s, as the hook never holds longer.
-    double next_slot(const JobDecision& d, double ready, ReleaseMemory& mem) const {
+    double next_slot(const JobDecision& d, double ready, ReleaseMemory& mem) {
         if (!cfg_.gate || !d.gated || d.period_s <= 0) return ready;
         // The release rule the NCCL hook applies too (policy/release.h): a job
         // a little late for its slot goes at once instead of losing a period.
         double slot = next_release_s(d, ready, mem);
+        count_release(d, ready, slot, mem);
         if (cfg_.gate_cap_s > 0 && slot - ready > cfg_.gate_cap_s) return ready + cfg_.gate_cap_s;
         return slot;
     }
 
+    // RunResult's release counts, for a gated job released at `release`.
     void count_release(const JobDecision& d, double ready, double release, const ReleaseMemory& mem) {
-        if (!cfg_.gate || !d.gated || d.period_s <= 0) return;
         ++result_.gated_releases;
-        const double P = d.period_s, base = d.origin_s + d.shift_s, eps = 1e-9 * P;
+        const double P = d.period_s, eps = 1e-9 * P;
         if (mem.late_s > 0) {
             ++result_.late_releases;
-        } else if (ready > base + eps && release > ready + eps) {
-            const double latest = latest_slot_s(d, ready);
+        } else if (release > ready + eps) {
             // Within half a period past its slot it came late; beyond, early
             // for the next one (T below P), as every gated job that waits.
-            if (ready - latest > eps && ready - latest < 0.5 * P) ++result_.missed_slots;
+            const double past = ready - latest_slot_s(d, ready);
+            if (past > eps && past < 0.5 * P) ++result_.missed_slots;
         }
     }
 
@@ -249,7 +250,6 @@ private:
         double ready = std::max(now_, s.iter_start + phases[s.next_phase].start_offset_s);
         if (s.next_phase == 0) {
             double slot = next_slot(s.decision, ready, s.release);
-            count_release(s.decision, ready, slot, s.release);
             s.gate_wait = slot - ready;
             ready = slot;
         }
