@@ -694,10 +694,14 @@ void Coordd::plan_groups() {
         }
         if (grouped(j) && j.decision && same_gate(*j.decision, d->second) && j.decision->group == d->second.group)
             continue;
-        if (!grouped(j))
+        if (!grouped(j) && d->second.gated)
             HLOG_INFO("job %lld joins a phase family: window %d of %d of %.4f s (owner %s no longer decides it)",
                       (long long)p.id, d->second.group, d->second.groups, d->second.period_s,
                       j.owner.empty() ? "-" : j.owner.c_str());
+        else if (!d->second.gated)
+            HLOG_INFO("job %lld runs free beside a phase family: its rings fit every window on all its leaves "
+                      "(owner %s no longer decides it)",
+                      (long long)p.id, j.owner.empty() ? "-" : j.owner.c_str());
         if (!changed) ++group_plans_;
         changed = true;
         j.owner = wire::kCoordinatorOwner;

@@ -73,6 +73,11 @@ public:
     void put(const std::vector<std::pair<int, double>>& uses, int g, double sign) {
         for (const auto& [x, f] : uses) load_[x * k_ + g] += sign * f;
     }
+    // A job leaving its window to run free: it then loads every window.
+    void set_free(const std::vector<std::pair<int, double>>& uses, int g) {
+        put(uses, g, -1);
+        for (const auto& [x, f] : uses) bg_[x] += f;
+    }
     bool overloads(const std::vector<std::pair<int, double>>& uses, int g) const {
         for (const auto& [x, f] : uses)
             if (overload(load_[x * k_ + g] + bg_[x]) > 0) return true;
@@ -273,6 +278,43 @@ public:
         win = best_win;
     }
 
+    // Members whose burst fits beside every other window on all their links
+    // need no window: they run free at their own T instead of the family's
+    // longer P. Each one freed then loads every window, which leaves the next
+    // less room, so the order matters: jobs not gated in the family now
+    // first (the first `in_force` members are; a free rider stays free
+    // rather than trade places with one of them, epoch after epoch), then
+    // the most stretched (the shortest targets), then by id.
+    std::vector<size_t> free_riders(std::vector<size_t>& members, std::vector<int>& win, WindowLoads& w,
+                                    size_t in_force) const {
+        std::vector<size_t> order(members.size());
+        for (size_t m = 0; m < order.size(); ++m) order[m] = m;
+        auto rank = [&](size_t m) { return std::make_tuple(m < in_force, target(members[m]), jobs_[members[m]].id); };
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
+        std::vector<bool> out(members.size(), false);
+        for (size_t m : order) {
+            const auto u = uses(members[m], w);
+            bool room = true;
+            for (int g = 0; g < w.groups() && room; ++g) room = g == win[m] || w.added(u, g) <= kEps;
+            if (!room) continue;
+            w.set_free(u, win[m]);
+            out[m] = true;
+        }
+        std::vector<size_t> freed, kept_members;
+        std::vector<int> kept_win;
+        for (size_t m = 0; m < members.size(); ++m) {
+            if (out[m]) {
+                freed.push_back(members[m]);
+            } else {
+                kept_members.push_back(members[m]);
+                kept_win.push_back(win[m]);
+            }
+        }
+        members = std::move(kept_members);
+        win = std::move(kept_win);
+        return freed;
+    }
+
     int dirty(const std::vector<size_t>& members, const std::vector<int>& win, WindowLoads& w) const {
         int d = 0;
         for (size_t m = 0; m < members.size(); ++m) d += w.overloads(uses(members[m], w), win[m]);
@@ -304,8 +346,9 @@ private:
 
 std::string family_line(const PhaseFamily& f, int joined) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "phase family P=%.1fms windows=%d members=%zu dirty=%d overload=%.2f %s",
-                  f.period_s * 1e3, f.groups, f.members.size(), f.dirty, f.overload, f.kept ? "kept" : "new");
+    std::snprintf(buf, sizeof buf, "phase family P=%.1fms windows=%d members=%zu free=%zu dirty=%d overload=%.2f %s",
+                  f.period_s * 1e3, f.groups, f.members.size(), f.free_riders.size(), f.dirty, f.overload,
+                  f.kept ? "kept" : "new");
     std::string s = buf;
     if (joined > 0) s += " (+" + std::to_string(joined) + " joined)";
     return s;
@@ -319,6 +362,36 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
                                  double now_s) {
     PhaseGroupPlan plan;
     Planner pl(topo, jobs, opts);
+
+    // A family taken: members with room in every window run free, the rest
+    // are gated in theirs; an overloaded family gets a longer period.
+    // The first `in_force` members are in force in it (none, in a new family).
+    auto take = [&](PhaseFamily& f, std::vector<size_t>& members, std::vector<int>& win, WindowLoads& w,
+                    size_t in_force) {
+        const int joined = f.kept ? static_cast<int>(members.size() - in_force) : 0;
+        for (size_t i : pl.free_riders(members, win, w, in_force)) {
+            f.free_riders.push_back(jobs[i].id);
+            plan.jobs[jobs[i].id] = JobDecision{};
+        }
+        f.dirty = pl.dirty(members, win, w);
+        f.overload = w.total();
+        // Overloaded members are late for their next slot and delay others:
+        // more slack for all, within every member's overload stretch, absorbs
+        // part of it. A family in force keeps its period.
+        if (f.dirty > 0 && !f.kept) {
+            const double P = f.period_s;
+            double most = P * (1 + opts.overload_slack);
+            for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.overload_stretch));
+            const double longer = std::floor(most / opts.slot_s + kEps) * opts.slot_s;
+            if (longer > P && pl.groups_for(members, longer) == f.groups) f.period_s = longer;
+        }
+        for (size_t m = 0; m < members.size(); ++m) {
+            f.members.push_back(jobs[members[m]].id);
+            plan.jobs[jobs[members[m]].id] = pl.decision(f, win[m]);
+        }
+        plan.explain += family_line(f, joined) + "\n";
+        plan.families.push_back(std::move(f));
+    };
 
     // Families in force: same period, origin and window count in `previous`.
     using Key = std::tuple<double, double, int>;
@@ -353,7 +426,6 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         // Newcomers that fit a window without overloading any link join.
         WindowLoads w(f.groups, pl.background(members));
         for (size_t m = 0; m < members.size(); ++m) w.put(pl.uses(members[m], w), win[m], 1);
-        int joined = 0;
         for (auto it = newcomers.begin(); it != newcomers.end();) {
             if (!pl.fits(*it, f.period_s, f.groups)) {
                 ++it;
@@ -375,17 +447,9 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             win.push_back(g);
             w = std::move(w2);
             w.put(u, g, 1);
-            ++joined;
             it = newcomers.erase(it);
         }
-        f.dirty = pl.dirty(members, win, w);
-        f.overload = w.total();
-        for (size_t m = 0; m < members.size(); ++m) {
-            f.members.push_back(jobs[members[m]].id);
-            plan.jobs[jobs[members[m]].id] = pl.decision(f, win[m]);
-        }
-        plan.explain += family_line(f, joined) + "\n";
-        plan.families.push_back(std::move(f));
+        take(f, members, win, w, seats.size());
     }
 
     // New families from the rest, longest target first: each takes every
@@ -431,25 +495,12 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             pl.anneal(members, win, w, budget - budget / 40, &plan.moves);
         f.dirty = pl.dirty(members, win, w);
         f.overload = w.total();
-        // Overloaded members are late for their next slot and delay others:
-        // more slack for all, within every member's overload stretch, absorbs part of it.
-        if (f.dirty > 0) {
-            double most = P * (1 + opts.overload_slack);
-            for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.overload_stretch));
-            const double longer = std::floor(most / opts.slot_s + kEps) * opts.slot_s;
-            if (longer > P && pl.groups_for(members, longer) == K) f.period_s = longer;
-        }
         if (f.dirty > allowed) {
             plan.explain += family_line(f, 0) + " refused: too many members overload a link\n";
             for (size_t i : members) plan.refused.push_back(jobs[i].id);
             continue;
         }
-        for (size_t m = 0; m < members.size(); ++m) {
-            f.members.push_back(jobs[members[m]].id);
-            plan.jobs[jobs[members[m]].id] = pl.decision(f, win[m]);
-        }
-        plan.explain += family_line(f, 0) + "\n";
-        plan.families.push_back(std::move(f));
+        take(f, members, win, w, 0);
     }
     return plan;
 }

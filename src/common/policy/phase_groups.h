@@ -76,14 +76,15 @@ struct PhaseFamily {
     double period_s = 0;
     double origin_s = 0;
     int groups = 0;
-    std::vector<JobId> members;
+    std::vector<JobId> members;       // gated, each in a window
+    std::vector<JobId> free_riders;   // room in every window on all their links: run free
     int dirty = 0;                // members whose window overloads one of their links
     double overload = 0;          // summed over links and windows, in capacity fractions
     bool kept = false;            // carried over from the previous epoch
 };
 
 struct PhaseGroupPlan {
-    std::map<JobId, JobDecision> jobs;   // every grouped job's decision (group >= 0)
+    std::map<JobId, JobDecision> jobs;   // every grouped job's decision (group >= 0), free riders' (free)
     std::vector<PhaseFamily> families;
     std::vector<JobId> refused;          // members of families formed and refused (too many overloads)
     std::int64_t moves = 0;              // annealing moves spent (the plan's work)
