@@ -48,14 +48,6 @@ void add_arc(std::vector<double>& demand, double bin_s, double begin_s, double e
     }
 }
 
-double link_fraction(const CommPhase& ph, LinkId link, double capacity_Bps) {
-    if (ph.alone_s <= 0 || capacity_Bps <= 0) return 0;
-    double mult = 0;
-    for (const LinkUse& u : ph.links)
-        if (u.link == link) mult += u.multiplicity;
-    return mult * ph.bytes_per_edge / ph.alone_s / capacity_Bps;
-}
-
 // Sum over arcs of max(0, base + rotated d - 1).
 double excess_with(const std::vector<double>& base, const std::vector<double>& d, int rot) {
     const int n = static_cast<int>(base.size());

@@ -27,7 +27,7 @@ std::vector<LeafLoad> leaf_loads(const Topology& topo, const std::vector<JobProf
             for (const LinkUse& u : ph.links) {
                 auto it = leaf_of.find(u.link);
                 if (it == leaf_of.end()) continue;
-                double frac = u.multiplicity * ph.bytes_per_edge / ph.alone_s / topo.link(u.link).capacity_Bps;
+                const double frac = use_fraction(ph, u, topo.link(u.link).capacity_Bps);
                 acc[it->second] += T > 0 ? frac * (w.end_s - w.begin_s) / T : 0;
             }
         }

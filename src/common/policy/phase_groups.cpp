@@ -33,7 +33,7 @@ Rhythm rhythm_of(const Topology& topo, const JobProfile& job, const std::unorder
         if (ph.alone_s <= 0) continue;
         for (const LinkUse& u : ph.links) {
             if (!leaf_of.count(u.link)) continue;
-            const double f = u.multiplicity * ph.bytes_per_edge / ph.alone_s / topo.link(u.link).capacity_Bps;
+            const double f = use_fraction(ph, u, topo.link(u.link).capacity_Bps);
             peak[u.link] = std::max(peak[u.link], f);
         }
     }

@@ -69,16 +69,20 @@ double iteration_period_s(const JobProfile& job) {
     return end;
 }
 
-namespace {
+double use_fraction(const CommPhase& ph, const LinkUse& u, double capacity_Bps) {
+    if (ph.alone_s <= 0 || capacity_Bps <= 0) return 0;
+    return u.multiplicity * ph.bytes_per_edge / ph.alone_s / capacity_Bps;
+}
 
-// Capacity fraction phase `ph` uses on link `id` while it runs alone.
-double phase_fraction(const CommPhase& ph, LinkId id, double capacity_Bps) {
+double link_fraction(const CommPhase& ph, LinkId id, double capacity_Bps) {
     if (ph.alone_s <= 0 || capacity_Bps <= 0) return 0;
     double mult = 0;
     for (const LinkUse& u : ph.links)
         if (u.link == id) mult += u.multiplicity;
     return mult * (ph.bytes_per_edge / ph.alone_s) / capacity_Bps;
 }
+
+namespace {
 
 // Adds `frac` over [begin_s, end_s) to a cyclic pattern of slots, pro rata
 // for slots covered partly.
@@ -111,7 +115,7 @@ int add_slot_job(SlotProblem& p, const JobProfile& job, int period_slots, int sh
         d.pattern.assign(sj.period_slots, 0.0);
         bool any = false;
         for (const CommWindow& w : windows) {
-            double f = phase_fraction(*w.phase, p.links[k].id, p.links[k].capacity_Bps);
+            double f = link_fraction(*w.phase, p.links[k].id, p.links[k].capacity_Bps);
             if (f <= 0) continue;
             add_window(d.pattern, p.slot_s, w.begin_s, w.end_s, f);
             any = true;
@@ -132,13 +136,13 @@ double average_load(const SlotProblem& p, const JobProfile& job, int k) {
     if (T <= 0) return 0;
     double sum = 0;
     for (const CommWindow& w : comm_windows(job))
-        sum += phase_fraction(*w.phase, p.links[k].id, p.links[k].capacity_Bps) * (w.end_s - w.begin_s);
+        sum += link_fraction(*w.phase, p.links[k].id, p.links[k].capacity_Bps) * (w.end_s - w.begin_s);
     return sum / T;
 }
 
 double peak_load(const SlotProblem& p, const JobProfile& job, int k) {
     double peak = 0;
-    for (const CommPhase& ph : job.phases) peak = std::max(peak, phase_fraction(ph, p.links[k].id, p.links[k].capacity_Bps));
+    for (const CommPhase& ph : job.phases) peak = std::max(peak, link_fraction(ph, p.links[k].id, p.links[k].capacity_Bps));
     return peak;
 }
 

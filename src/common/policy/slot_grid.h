@@ -113,6 +113,12 @@ struct CommWindow {
 std::vector<CommWindow> comm_windows(const JobProfile& job);
 double iteration_period_s(const JobProfile& job);  // isolated if known, else measured
 
+// The capacity fraction a phase takes while it runs alone: on the link of one
+// of its uses (multiplicity · alone rate / capacity), or on link `id` summed
+// over its uses of it. 0 for a phase without network time.
+double use_fraction(const CommPhase& ph, const LinkUse& u, double capacity_Bps);
+double link_fraction(const CommPhase& ph, LinkId id, double capacity_Bps);
+
 // Adds `job` with period `period_slots` to `p`: its demand on each link of
 // p.links it loads (multiplicity · alone rate / capacity, pro rata for slots a
 // phase covers partly) and candidate shifts every `shift_step` slots
