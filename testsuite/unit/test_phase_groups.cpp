@@ -87,7 +87,7 @@ TEST(PhaseGroups, WindowsKeepEveryUplinkWithinCapacity) {
     EXPECT_GE(fam.members.size(), 4u);
     EXPECT_EQ(fam.groups, 2);   // 101 ms holds two 40 ms bursts with their guards, not three
     EXPECT_EQ(fam.dirty, 0);
-    EXPECT_NEAR(fam.period_s, 0.101, 1e-9);   // T and the 1 % guard, on the 1 ms grid
+    EXPECT_NEAR(fam.period_s, 0.101, 1e-9);   // T and the 1 % guard, on the 0.1 ms grid
     for (const auto& [id, d] : plan.jobs) {
         if (!d.gated) continue;   // a free rider
         EXPECT_DOUBLE_EQ(d.period_s, fam.period_s);
@@ -134,7 +134,7 @@ TEST(PhaseGroups, PeriodsTooFarApartMakeSeparateFamilies) {
         EXPECT_EQ(fam.free_riders.size(), 1u);
         EXPECT_EQ(fam.dirty, 0);
     }
-    EXPECT_EQ(periods, (std::set<double>{0.101, 0.152}));
+    EXPECT_EQ(periods, (std::set<double>{0.101, 0.1515}));   // the guarded Ts, on the 0.1 ms grid
     for (const auto& [key, x] : window_loads(f.topo, jobs, plan)) EXPECT_LE(x, 1.0 + 1e-9);
 }
 

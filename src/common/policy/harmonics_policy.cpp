@@ -63,6 +63,7 @@ private:
 PhaseGroupOptions phase_group_options(const PolicyOptions& opts, const LocalTuning& tuning) {
     PhaseGroupOptions g;
     g.slot_s = opts.slot_s;
+    g.period_step_s = opts.slot_s / 10;
     g.guard = tuning.guard;
     g.max_stretch = tuning.max_stretch;
     g.overload_stretch = 2 * tuning.max_stretch;   // MaxStretch=1 (none) stays none

@@ -382,7 +382,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             const double P = f.period_s;
             double most = P * (1 + opts.overload_slack);
             for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.overload_stretch));
-            const double longer = std::floor(most / opts.slot_s + kEps) * opts.slot_s;
+            const double longer = std::floor(most / opts.period_step_s + kEps) * opts.period_step_s;
             if (longer > P && pl.groups_for(members, longer) == f.groups) f.period_s = longer;
         }
         for (size_t m = 0; m < members.size(); ++m) {
@@ -459,7 +459,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
     std::vector<bool> taken(jobs.size(), false);
     for (size_t seed : newcomers) {
         if (taken[seed]) continue;
-        const double P = std::ceil(pl.target(seed) / opts.slot_s - kEps) * opts.slot_s;
+        const double P = std::ceil(pl.target(seed) / opts.period_step_s - kEps) * opts.period_step_s;
         std::vector<size_t> members;
         for (size_t i : newcomers)
             if (!taken[i] && pl.target(i) <= P + kEps && P <= pl.target(i) * (1 + opts.max_stretch) + kEps)
