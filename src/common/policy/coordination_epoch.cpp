@@ -336,6 +336,7 @@ bool CoordinationEpoch::adopt_free_jobs(ConflictMemory* memory) {
                 acted.count(id) || (c != current_.end() && c->second.gated))
                 continue;
             pb.jobs.push_back(jobs_[i]);   // not in pb.fixed: free at a random phase
+            if (grouped_.count(id)) continue;   // a family's free rider: planned on all its leaves
             if (const double x = load_on(i, leaf); x > most) {
                 most = x;
                 adopt = i;
