@@ -19,7 +19,7 @@ foreach(_t steer-one-leaf steer-avoid-leaf user-choices fail-open bad-conf-resta
 endforeach()
 
 # --- Golden scenarios: harmonics-plan output against expected files ---
-foreach(_g complementary no-contention harmonic-periods cross-leaf cross-leaf-conflict cross-leaf-free cross-leaf-adopt cross-leaf-groups churn)
+foreach(_g complementary no-contention harmonic-periods cross-leaf cross-leaf-conflict cross-leaf-free cross-leaf-adopt cross-leaf-groups cross-leaf-free-rider churn)
   add_test(golden.${_g} ${HARMONICS_SRCDIR}/testsuite/golden/run-golden.sh
     ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_g})
   set_tests_properties(golden.${_g} PROPERTIES TIMEOUT 90)
