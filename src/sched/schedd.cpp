@@ -483,6 +483,12 @@ bool Schedd::decide(Trigger why) {
                       d.gated ? "gated" : "free", d.shift_s, d.period_s, (unsigned long long)j.decision_epoch,
                       trigger, owns(j) ? "decided here" : "owner's",
                       owns(j) ? res.explain.c_str() : "-");
+        } else if (!owns(j) && j.decision_epoch != j.fixed_epoch) {
+            // The same schedule, now another decider's (coordd took a free job
+            // into a family as a free rider): its epoch is the decider's, as
+            // on every other leaf the job crosses.
+            j.decision = d;
+            j.decision_epoch = j.fixed_epoch;
         }
         push_schedule(j, now);
     }

@@ -163,9 +163,11 @@ public:
     // form in mixes of thirteen models, whose members then collided with
     // free jobs and missed slots: 1,024 nodes, 0.00 -> -0.09 % against fair.)
     // Only the jobs on the members' links are visited, in job order.
-    std::map<LinkId, double> background(const std::vector<size_t>& members) const {
+    // `skip`: jobs left out of the background as well (none by default).
+    std::map<LinkId, double> background(const std::vector<size_t>& members, const std::vector<size_t>& skip = {}) const {
         std::vector<bool> in(jobs_.size(), false);
         for (size_t i : members) in[i] = true;
+        for (size_t i : skip) in[i] = true;
         std::map<LinkId, double> bg;
         for (size_t i : members)
             for (const auto& [l, peak] : rhythm_[i].links) {
@@ -315,6 +317,23 @@ public:
         return freed;
     }
 
+    // Whether free rider i still fits beside every window of a family in
+    // force (`members` in `win`) on all its links, against the jobs outside
+    // it that were there last epoch: this epoch's newcomers and the other
+    // riders join or stay around it, so they do not count against it.
+    bool room_in_force(size_t i, const std::vector<size_t>& members, const std::vector<int>& win, int K,
+                       const std::vector<size_t>& newcomers, const std::vector<size_t>& riding) const {
+        std::vector<size_t> with = members, skip = newcomers;
+        with.push_back(i);
+        skip.insert(skip.end(), riding.begin(), riding.end());
+        WindowLoads w(K, background(with, skip));
+        for (size_t m = 0; m < members.size(); ++m) w.put(uses(members[m], w), win[m], 1);
+        const auto u = uses(i, w);
+        for (int g = 0; g < K; ++g)
+            if (w.added(u, g) > kEps) return false;
+        return true;
+    }
+
     int dirty(const std::vector<size_t>& members, const std::vector<int>& win, WindowLoads& w) const {
         int d = 0;
         for (size_t m = 0; m < members.size(); ++m) d += w.overloads(uses(members[m], w), win[m]);
@@ -366,12 +385,16 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
     // A family taken: members with room in every window run free, the rest
     // are gated in theirs; an overloaded family gets a longer period.
     // The first `in_force` members are in force in it (none, in a new family).
+    // `riders`: its free riders in force.
     auto take = [&](PhaseFamily& f, std::vector<size_t>& members, std::vector<int>& win, WindowLoads& w,
-                    size_t in_force) {
+                    size_t in_force, std::vector<size_t> riders) {
         const int joined = f.kept ? static_cast<int>(members.size() - in_force) : 0;
-        for (size_t i : pl.free_riders(members, win, w, in_force)) {
+        for (size_t i : pl.free_riders(members, win, w, in_force)) riders.push_back(i);
+        for (size_t i : riders) {
             f.free_riders.push_back(jobs[i].id);
-            plan.jobs[jobs[i].id] = JobDecision{};
+            JobDecision d;   // free; the window count marks it a free rider for the next epoch
+            d.groups = f.groups;
+            plan.jobs[jobs[i].id] = d;
         }
         f.dirty = pl.dirty(members, win, w);
         f.overload = w.total();
@@ -396,13 +419,15 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
     // Families in force: same period, origin and window count in `previous`.
     using Key = std::tuple<double, double, int>;
     std::map<Key, std::vector<std::pair<size_t, int>>> kept;   // key -> (job, window)
-    std::vector<size_t> newcomers;
+    std::vector<size_t> newcomers, riding;   // riding: free riders of a family of K windows last epoch
     for (size_t i : eligible) {
         if (!pl.contended(i)) continue;
         auto p = previous.find(jobs[i].id);
         if (p != previous.end() && p->second.gated && p->second.group >= 0 && p->second.groups >= 2 &&
             pl.fits(i, p->second.period_s, p->second.groups, true))
             kept[{p->second.period_s, p->second.origin_s, p->second.groups}].emplace_back(i, p->second.group);
+        else if (p != previous.end() && !p->second.gated && p->second.group < 0 && p->second.groups >= 2)
+            riding.push_back(i);
         else
             newcomers.push_back(i);
     }
@@ -423,9 +448,23 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             members.push_back(i);
             win.push_back(g);
         }
-        // Newcomers that fit a window without overloading any link join.
+        // Free riders in force stay free while they fit the period and the
+        // windows as they stood (they count in every window, as background,
+        // before newcomers join). Made to rejoin as newcomers, beside other
+        // newcomers all at their peak, they found no room and left the
+        // family (daemons.free_rider, when periods came in apart).
         WindowLoads w(f.groups, pl.background(members));
         for (size_t m = 0; m < members.size(); ++m) w.put(pl.uses(members[m], w), win[m], 1);
+        std::vector<size_t> riders;
+        for (auto it = riding.begin(); it != riding.end();) {
+            if (previous.at(jobs[*it].id).groups == f.groups && pl.fits(*it, f.period_s, f.groups, true) &&
+                pl.room_in_force(*it, members, win, f.groups, newcomers, riding)) {
+                riders.push_back(*it);
+                it = riding.erase(it);
+            } else {
+                ++it;
+            }
+        }
         for (auto it = newcomers.begin(); it != newcomers.end();) {
             if (!pl.fits(*it, f.period_s, f.groups)) {
                 ++it;
@@ -449,8 +488,10 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             w.put(u, g, 1);
             it = newcomers.erase(it);
         }
-        take(f, members, win, w, seats.size());
+        take(f, members, win, w, seats.size(), std::move(riders));
     }
+
+    newcomers.insert(newcomers.end(), riding.begin(), riding.end());   // their family is gone, or its period no longer fits
 
     // New families from the rest, longest target first: each takes every
     // remaining job its period fits.
@@ -500,7 +541,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             for (size_t i : members) plan.refused.push_back(jobs[i].id);
             continue;
         }
-        take(f, members, win, w, 0);
+        take(f, members, win, w, 0, {});
     }
     return plan;
 }

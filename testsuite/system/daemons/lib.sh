@@ -84,7 +84,7 @@ EOT
     cat > "$T/harmonics.conf" <<EOT
 TopologyFile=topology.conf
 NodeBandwidth=100Gbps
-Oversubscription=4
+Oversubscription=${OVERSUBSCRIPTION:-4}
 SwitchName=rack1 Schedd=127.0.0.1:$P1
 SwitchName=rack2 Schedd=127.0.0.1:$P2
 Epoch=${EPOCH:-200ms}
