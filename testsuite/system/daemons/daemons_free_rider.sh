@@ -24,13 +24,7 @@ grep -h 'phase family P=' "$T/coordd.log" | head -n 3
 grep -q 'owns it now' "$T/coordd.log" && fail "coordd handed a job over: $(grep -h 'owns it now' "$T/coordd.log")"
 free=() gated=()
 for j in 1 2 3 4 5; do
-    ctl show job $j | grep -q 'Owner=(coordinator)' || fail "job $j is not the coordinator's: $(ctl show job $j)"
-    for s in a b; do
-        grep -q "^JOB $j .*owner=(coordinator)" "$T/h$j-$s.out" ||
-            fail "job $j: hook $s's last schedule is not coordd's: $(grep "^JOB $j " "$T/h$j-$s.out")"
-    done
-    same_schedule_per_epoch $j "$T/h$j-a.out" "$T/h$j-b.out" || fail "job $j: its two leaves pushed different schedules"
-    settled $j 3
+    coordinators_job $j
     if grep -q "job $j runs free beside a phase family" "$T/coordd.log"; then
         grep -q "^JOB $j gated=0 " "$T/h$j-a.out" || fail "free rider $j is gated: $(grep "^JOB $j " "$T/h$j-a.out")"
         ctl show job $j | grep -q 'Window=' && fail "free rider $j has a window: $(ctl show job $j)"

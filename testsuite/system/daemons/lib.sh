@@ -198,6 +198,20 @@ settled() {
         fail "job $1's schedule still changed at $last s of $RUN_S s: $(grep -c "^SCHED job=$1 " "$T/h$1-a.out") changes"
 }
 
+# coordinators_job JOB: a phase family's job (member or free rider), coordd's
+# on harmonicsctl and in both its hooks' last schedules; its two leaves pushed
+# the same schedule in every epoch, unchanged for the run's last 3 s.
+coordinators_job() {
+    local j=$1 s
+    ctl show job $j | grep -q 'Owner=(coordinator)' || fail "job $j is not the coordinator's: $(ctl show job $j)"
+    for s in a b; do
+        grep -q "^JOB $j .*owner=(coordinator)" "$T/h$j-$s.out" ||
+            fail "job $j: hook $s's last schedule is not coordd's: $(grep "^JOB $j " "$T/h$j-$s.out")"
+    done
+    same_schedule_per_epoch $j "$T/h$j-a.out" "$T/h$j-b.out" || fail "job $j: its two leaves pushed different schedules"
+    settled $j 3
+}
+
 # apart A B BURST_S: the last schedules of jobs A and B are gated, on one
 # period, with shifts at least BURST_S apart modulo it.
 apart() {
