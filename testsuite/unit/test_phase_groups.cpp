@@ -219,6 +219,28 @@ TEST(PhaseGroups, FamilyInForceKeepsItsWindowsAndANewcomerTakesAFreeOne) {
     for (const auto& [key, x] : window_loads(f.topo, jobs, second)) EXPECT_LE(x, 1.0 + 1e-9);
 }
 
+TEST(PhaseGroups, NewcomersThatComeTogetherJoinTogether) {
+    FourRacks f;
+    // A family in force on racks 0 and 1 (three rings of 30 ms in three
+    // windows of 101 ms), then three more rings at once across racks 2 and 3.
+    // Each, with the other two at their peak beside it, fits no window (1.5
+    // in all three); together they take one window each. They join the
+    // family in force, which moves nobody, rather than make a second family.
+    std::vector<JobProfile> jobs = {f.job(1, 0.100, 0.030, {0, 1}), f.job(2, 0.100, 0.030, {0, 1}),
+                                    f.job(3, 0.100, 0.030, {0, 1})};
+    const PhaseGroupPlan first = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    ASSERT_EQ(first.families.size(), 1u) << first.explain;
+    ASSERT_EQ(first.families[0].groups, 3);
+    for (JobId id = 4; id <= 6; ++id) jobs.push_back(f.job(id, 0.100, 0.030, {2, 3}));
+    const PhaseGroupPlan second = plan_phase_groups(f.topo, jobs, all_of(jobs), first.jobs, owners_of(jobs), PhaseGroupOptions{}, 5.0);
+    ASSERT_EQ(second.families.size(), 1u) << second.explain;
+    EXPECT_TRUE(second.families[0].kept);
+    EXPECT_EQ(second.families[0].members.size() + second.families[0].free_riders.size(), 6u);
+    for (const auto& [id, d] : first.jobs) EXPECT_TRUE(same_gate(second.jobs.at(id), d)) << "job " << id << " moved";
+    for (JobId id = 4; id <= 6; ++id) ASSERT_TRUE(second.jobs.count(id)) << second.explain;
+    for (const auto& [key, x] : window_loads(f.topo, jobs, second)) EXPECT_LE(x, 1.0 + 1e-9);
+}
+
 TEST(PhaseGroups, FamilyOfOneOwnerIsLeftToIt) {
     FourRacks f;
     const std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);

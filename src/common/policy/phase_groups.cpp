@@ -317,6 +317,52 @@ public:
         return freed;
     }
 
+    // Newcomers that fit a family in force (`members` in `win`, loads in
+    // `w`) join it where they overload no link; those that join leave
+    // `newcomers`. They are placed together: each beside the members and
+    // those placed before it, against every other job at its peak but the
+    // other candidates (newcomers that came together, each at its peak in
+    // the others' background, all found no room: daemons.free_rider). One
+    // that finds no window drops out, and the rest are placed again with it
+    // at its peak, until all that are left fit.
+    void join(std::vector<size_t>& members, std::vector<int>& win, WindowLoads& w, std::vector<size_t>& newcomers,
+              double P, int K) const {
+        std::vector<size_t> cand;
+        for (size_t i : newcomers)
+            if (fits(i, P, K)) cand.push_back(i);
+        while (!cand.empty()) {
+            std::vector<size_t> with = members;
+            with.insert(with.end(), cand.begin(), cand.end());
+            WindowLoads wc(K, background(with));   // the candidates' links may be new to the family
+            for (size_t m = 0; m < members.size(); ++m) wc.put(uses(members[m], wc), win[m], 1);
+            std::vector<int> placed;
+            size_t failed = cand.size();
+            for (size_t c = 0; c < cand.size() && failed == cand.size(); ++c) {
+                double added = 0;
+                const auto u = uses(cand[c], wc);
+                const int g = best_window(u, wc, &added);
+                if (added > kEps) {
+                    failed = c;
+                    break;
+                }
+                wc.put(u, g, 1);
+                placed.push_back(g);
+            }
+            if (failed < cand.size()) {
+                cand.erase(cand.begin() + static_cast<std::ptrdiff_t>(failed));
+                continue;
+            }
+            // All placed: only now may the loads leave out the candidates' peaks.
+            for (size_t c = 0; c < cand.size(); ++c) {
+                members.push_back(cand[c]);
+                win.push_back(placed[c]);
+                newcomers.erase(std::find(newcomers.begin(), newcomers.end(), cand[c]));
+            }
+            w = std::move(wc);
+            return;
+        }
+    }
+
     // Whether free rider i still fits beside every window of a family in
     // force (`members` in `win`) on all its links, against the jobs outside
     // it that were there last epoch: this epoch's newcomers and the other
@@ -457,37 +503,17 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         for (size_t m = 0; m < members.size(); ++m) w.put(pl.uses(members[m], w), win[m], 1);
         std::vector<size_t> riders;
         for (auto it = riding.begin(); it != riding.end();) {
-            if (previous.at(jobs[*it].id).groups == f.groups && pl.fits(*it, f.period_s, f.groups, true) &&
-                pl.room_in_force(*it, members, win, f.groups, newcomers, riding)) {
+            if (previous.at(jobs[*it].id).groups != f.groups || !pl.fits(*it, f.period_s, f.groups, true)) {
+                ++it;
+                continue;
+            }
+            if (pl.room_in_force(*it, members, win, f.groups, newcomers, riding))
                 riders.push_back(*it);
-                it = riding.erase(it);
-            } else {
-                ++it;
-            }
+            else
+                newcomers.push_back(*it);   // no room left: it may still take a window
+            it = riding.erase(it);
         }
-        for (auto it = newcomers.begin(); it != newcomers.end();) {
-            if (!pl.fits(*it, f.period_s, f.groups)) {
-                ++it;
-                continue;
-            }
-            // A newcomer's links may be new to the family: rebuild with it.
-            std::vector<size_t> with = members;
-            with.push_back(*it);
-            WindowLoads w2(f.groups, pl.background(with));
-            for (size_t m = 0; m < members.size(); ++m) w2.put(pl.uses(members[m], w2), win[m], 1);
-            double added = 0;
-            const auto u = pl.uses(*it, w2);
-            const int g = pl.best_window(u, w2, &added);
-            if (added > kEps) {
-                ++it;
-                continue;
-            }
-            members.push_back(*it);
-            win.push_back(g);
-            w = std::move(w2);
-            w.put(u, g, 1);
-            it = newcomers.erase(it);
-        }
+        pl.join(members, win, w, newcomers, f.period_s, f.groups);
         take(f, members, win, w, seats.size(), std::move(riders));
     }
 
