@@ -99,8 +99,11 @@ struct PhaseGroupPlan {
 // Plans phase groups among `eligible` (indices into `jobs`: cross-leaf jobs
 // the coordinator may decide). Families in force in `previous` (decisions
 // with group >= 0) keep their period, origin and every member's window while
-// those still fit; newcomers join a family where they fit without overload,
-// else new families are formed. A job left out of every family is not in the
+// those still fit; newcomers join a family where they fit without overload
+// (those that come together, together), else new families are formed. A
+// member with room beside every window on all its links is a free rider:
+// free (its decision carries the family's window count, group < 0), and it
+// stays one while it fits the period and the windows as they stood. A job left out of every family is not in the
 // plan (its owner decides it as before). Jobs whose links cannot be
 // overloaded whatever their phases are left out: nothing to gain.
 // A new family whose members all have one owner in `owners` is left to that
