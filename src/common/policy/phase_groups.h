@@ -103,9 +103,10 @@ struct PhaseGroupPlan {
 // (those that come together, together), else new families are formed. A
 // member with room beside every window on all its links is a free rider:
 // free (its decision carries the family's window count, group < 0), and it
-// stays one while it fits the period and the windows as they stood. A job left out of every family is not in the
-// plan (its owner decides it as before). Jobs whose links cannot be
-// overloaded whatever their phases are left out: nothing to gain.
+// stays one while it fits the period and the windows as they stood. A job
+// left out of every family is not in the plan (its owner decides it as
+// before). Jobs whose links cannot be overloaded whatever their phases are
+// left out: nothing to gain.
 // A new family whose members all have one owner in `owners` is left to that
 // owner: it plans them together, more finely than windows do.
 PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProfile>& jobs,
