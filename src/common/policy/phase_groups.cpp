@@ -73,10 +73,14 @@ public:
     void put(const std::vector<std::pair<int, double>>& uses, int g, double sign) {
         for (const auto& [x, f] : uses) load_[x * k_ + g] += sign * f;
     }
-    // A job leaving its window to run free: it then loads every window.
+    // A job outside every window: it loads all of them.
+    void add_background(const std::vector<std::pair<int, double>>& uses) {
+        for (const auto& [x, f] : uses) bg_[x] += f;
+    }
+    // A job leaving its window to run free.
     void set_free(const std::vector<std::pair<int, double>>& uses, int g) {
         put(uses, g, -1);
-        for (const auto& [x, f] : uses) bg_[x] += f;
+        add_background(uses);
     }
     bool overloads(const std::vector<std::pair<int, double>>& uses, int g) const {
         for (const auto& [x, f] : uses)
@@ -317,6 +321,18 @@ public:
         return freed;
     }
 
+    // A family's loads with `members` in their windows `win`, on their links
+    // and those of `also` (placed later, or not at all), against the peak of
+    // every other job but `skip`.
+    WindowLoads placed_loads(const std::vector<size_t>& members, const std::vector<int>& win, int K,
+                             const std::vector<size_t>& also = {}, const std::vector<size_t>& skip = {}) const {
+        std::vector<size_t> with = members;
+        with.insert(with.end(), also.begin(), also.end());
+        WindowLoads w(K, background(with, skip));
+        for (size_t m = 0; m < members.size(); ++m) w.put(uses(members[m], w), win[m], 1);
+        return w;
+    }
+
     // Newcomers that fit a family in force (`members` in `win`, loads in
     // `w`) join it where they overload no link; those that join leave
     // `newcomers`. They are placed together: each beside the members and
@@ -331,13 +347,10 @@ public:
         for (size_t i : newcomers)
             if (fits(i, P, K)) cand.push_back(i);
         while (!cand.empty()) {
-            std::vector<size_t> with = members;
-            with.insert(with.end(), cand.begin(), cand.end());
-            WindowLoads wc(K, background(with));   // the candidates' links may be new to the family
-            for (size_t m = 0; m < members.size(); ++m) wc.put(uses(members[m], wc), win[m], 1);
+            WindowLoads wc = placed_loads(members, win, K, cand);   // the candidates' links may be new to the family
             std::vector<int> placed;
             size_t failed = cand.size();
-            for (size_t c = 0; c < cand.size() && failed == cand.size(); ++c) {
+            for (size_t c = 0; c < cand.size(); ++c) {
                 double added = 0;
                 const auto u = uses(cand[c], wc);
                 const int g = best_window(u, wc, &added);
@@ -363,19 +376,10 @@ public:
         }
     }
 
-    // Whether free rider i still fits beside every window of a family in
-    // force (`members` in `win`) on all its links, against the jobs outside
-    // it that were there last epoch: this epoch's newcomers and the other
-    // riders join or stay around it, so they do not count against it.
-    bool room_in_force(size_t i, const std::vector<size_t>& members, const std::vector<int>& win, int K,
-                       const std::vector<size_t>& newcomers, const std::vector<size_t>& riding) const {
-        std::vector<size_t> with = members, skip = newcomers;
-        with.push_back(i);
-        skip.insert(skip.end(), riding.begin(), riding.end());
-        WindowLoads w(K, background(with, skip));
-        for (size_t m = 0; m < members.size(); ++m) w.put(uses(members[m], w), win[m], 1);
+    // Whether job i (on `w`'s links) fits beside every window of `w`.
+    bool room_everywhere(size_t i, const WindowLoads& w) const {
         const auto u = uses(i, w);
-        for (int g = 0; g < K; ++g)
+        for (int g = 0; g < w.groups(); ++g)
             if (w.added(u, g) > kEps) return false;
         return true;
     }
@@ -499,18 +503,23 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         // before newcomers join). Made to rejoin as newcomers, beside other
         // newcomers all at their peak, they found no room and left the
         // family (daemons.free_rider, when periods came in apart).
-        WindowLoads w(f.groups, pl.background(members));
-        for (size_t m = 0; m < members.size(); ++m) w.put(pl.uses(members[m], w), win[m], 1);
+        WindowLoads w = pl.placed_loads(members, win, f.groups);
+        // A rider is checked against the jobs outside the family that were
+        // there last epoch and the riders kept before it: this epoch's
+        // newcomers and the riders still to check do not count against it.
+        WindowLoads established = pl.placed_loads(members, win, f.groups, riding, newcomers);
         std::vector<size_t> riders;
         for (auto it = riding.begin(); it != riding.end();) {
             if (previous.at(jobs[*it].id).groups != f.groups || !pl.fits(*it, f.period_s, f.groups, true)) {
                 ++it;
                 continue;
             }
-            if (pl.room_in_force(*it, members, win, f.groups, newcomers, riding))
+            if (pl.room_everywhere(*it, established)) {
                 riders.push_back(*it);
-            else
+                established.add_background(pl.uses(*it, established));
+            } else {
                 newcomers.push_back(*it);   // no room left: it may still take a window
+            }
             it = riding.erase(it);
         }
         pl.join(members, win, w, newcomers, f.period_s, f.groups);
