@@ -135,6 +135,25 @@ int scenario_load() {
 
 // ---------------------------------------------------------------- replay
 // Two communicators on two user threads, each with its own proxy thread.
+// Calls the gate did not hold (check_trace reads its own record, gated_ns 0)
+// must still return at once: nine in ten within 1 ms, none near a timeout
+// (a blocking read of schedd's socket would take HARMONICS_SCHEDD_TIMEOUT_MS).
+// One call's wall time also counts the OS preempting the harness, which on a
+// loaded 2-core CI node reaches milliseconds now and then (CI saw 2.97 ms).
+void check_call_times(std::vector<uint64_t> ns, const char* what) {
+  if (ns.empty()) return;
+  std::sort(ns.begin(), ns.end());
+  const uint64_t p90 = ns[ns.size() * 9 / 10];
+  CHECK(p90 < 1 * kMs, "%s: p90 call time %" PRIu64 " ns over %zu calls", what, p90, ns.size());
+  CHECK(ns.back() < 50 * kMs, "%s: a call took %" PRIu64 " ns", what, ns.back());
+}
+
+std::vector<uint64_t> call_times(const std::vector<std::shared_ptr<Played>>& played, size_t from, size_t to) {
+  std::vector<uint64_t> ns;
+  for (size_t i = from; i < to && i < played.size(); ++i) ns.push_back(played[i]->blocked_ns);
+  return ns;
+}
+
 void replay_comm(ProfilerV5* t, uint64_t id, int iters, std::vector<std::shared_ptr<Played>>* out) {
   ProxyThread proxy;
   Comm c(t, id, 2, int(id & 7), kGpuBehind);
@@ -256,7 +275,7 @@ int scenario_replay() {
   all.insert(all.end(), f.begin(), f.end());
   // Finalize waited for the trace to catch up.
   check_trace(all, 500000, true);
-  for (const auto& p : all) CHECK(p->blocked_ns < 2 * kMs, "CollApi blocked %" PRIu64 " ns without schedule", p->blocked_ns);
+  check_call_times(call_times(all, 0, all.size()), "CollApi without schedule");
   return 0;
 }
 
@@ -378,8 +397,8 @@ int scenario_schedd(const std::string& mode) {
   }
   // Nothing was held before the schedule (the last learning iteration may
   // have met it: it is left out).
-  for (size_t i = 0; i + 2 < played.size(); ++i)
-    CHECK(played[i]->blocked_ns < 2 * kMs, "blocked %" PRIu64 " ns before any schedule", played[i]->blocked_ns);
+  if (played.size() > 2) check_call_times(call_times(played, 0, played.size() - 2), "before any schedule");
+  const size_t learned = played.size();
   size_t gated_checked = 0;
   uint64_t worst = 0;
   const uint64_t start = host_ns();
@@ -390,6 +409,7 @@ int scenario_schedd(const std::string& mode) {
   std::vector<Hold> holds;
   std::vector<uint64_t> gated_seqs;                   // first collective of each burst
   std::vector<uint64_t> late_seqs;                    // die: first of each burst after the timeout
+  std::vector<uint64_t> seconds;                      // wall time of each burst's second collective
   while (host_ns() < run_until) {
     sleep_ns((7 + seq % 5) * kMs);  // jittery compute phase
     const uint64_t before = host_ns();
@@ -400,7 +420,7 @@ int scenario_schedd(const std::string& mode) {
     played.push_back(p);
     played.push_back(q);
     holds.push_back(Hold{before, p->blocked_ns, p->seq});
-    CHECK(q->blocked_ns < 1 * kMs, "second collective of a burst blocked %" PRIu64 " ns", q->blocked_ns);
+    seconds.push_back(q->blocked_ns);
     if (mode == "ok") {
       const uint64_t rel = expected_release(s, before, tol);
       const int64_t err = int64_t(p->enqueue_hi) - int64_t(rel);
@@ -413,11 +433,12 @@ int scenario_schedd(const std::string& mode) {
     } else if (mode == "die") {
       // Held at most one period (the cap) while the schedule lasts.
       CHECK(p->blocked_ns <= s.period + 1 * kMs, "held %" PRIu64 " ns, beyond the cap", p->blocked_ns);
-    } else {
-      CHECK(p->blocked_ns < 2 * kMs, "mode %s: held %" PRIu64 " ns", mode.c_str(), p->blocked_ns);
     }
     proxy.sync();
   }
+  check_call_times(seconds, "second collective of a burst");
+  // garbage, hang, none: never gated (check_trace), and never kept waiting.
+  if (mode != "ok" && mode != "die") check_call_times(call_times(played, learned, played.size()), mode.c_str());
   if (mode == "ok") {
     for (const std::string& l : logged_lines())
       CHECK(l.find("ungated") == std::string::npos, "the plugin went ungated: %s", l.c_str());
