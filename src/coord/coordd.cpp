@@ -669,21 +669,25 @@ void Coordd::plan_groups() {
         if (!profile_of(j, &p)) continue;   // nothing measured yet
         if (grouped(j) && j.decision) previous[id] = *j.decision;
         owners[id] = topo_.find_switch(j.owner);
-        auto r = group_refused_until_.find(id);
-        if (r == group_refused_until_.end() || now >= r->second) eligible.push_back(profiles.size());
+        if (!group_refused_.held(id, now)) eligible.push_back(profiles.size());
         profiles.push_back(std::move(p));
     }
     if (eligible.empty() && previous.empty()) return;
     const PolicyOptions po = policy_options(cfg_);
     const PhaseGroupPlan plan =
         plan_phase_groups(topo_, profiles, eligible, previous, owners, phase_group_options(po, local_tuning(po)), wall_s());
-    for (JobId id : plan.refused) group_refused_until_[id] = now + kConflictFreeHoldEpochs * cfg_.epoch_s;
+    double hold = 0;
+    for (JobId id : plan.refused) hold = std::max(hold, group_refused_.refuse(id, now, kConflictFreeHoldEpochs * cfg_.epoch_s));
+    if (!plan.refused.empty())
+        HLOG_INFO("%zu jobs of refused phase families are held out of new families for up to %.0f s", plan.refused.size(),
+                  hold);
     HLOG_DEBUG("phase groups: %zu cross-leaf jobs measured, %zu eligible, %zu in families before; %s", profiles.size(),
                eligible.size(), previous.size(), plan.explain.empty() ? "no family" : plan.explain.c_str());
     bool changed = false, left = false;
     for (const JobProfile& p : profiles) {
         CoordJob& j = jobs_.at(p.id);
         auto d = plan.jobs.find(p.id);
+        if (d != plan.jobs.end()) group_refused_.forget(p.id);
         if (d == plan.jobs.end()) {
             if (!grouped(j)) continue;
             HLOG_INFO("job %lld leaves its phase family; an owner leaf decides it again", (long long)p.id);
@@ -829,7 +833,7 @@ void Coordd::on_tick() {
     for (auto it = jobs_.begin(); it != jobs_.end();) {
         if (it->second.ended && now - it->second.ended_at > 300) {
             if (slurm_) slurm_->forget(it->first);
-            group_refused_until_.erase(it->first);
+            group_refused_.forget(it->first);
             it = jobs_.erase(it);
         } else {
             ++it;

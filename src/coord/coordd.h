@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/harmonics_conf.h"
+#include "policy/holds.h"
 #include "policy/policy.h"
 #include "sched/job_aggregate.h"
 #include "slurm_link.h"
@@ -164,8 +165,8 @@ private:
     std::map<std::string, std::uint64_t> slack_from_epoch_;
     std::uint64_t epoch_ = 0;
     std::uint64_t group_plans_ = 0;     // phase-group plans that changed a decision (their epoch)
-    // Jobs of a phase family refused for its overloads: not tried again before (monotonic).
-    std::map<JobId, double> group_refused_until_;
+    // Jobs of phase families refused for their overloads (monotonic clock).
+    RefusalHolds group_refused_;
     // A job's period became known: plan phase groups before acting on slack
     // reports (the owners' conflict rule would otherwise hand over jobs a
     // family is about to take), not only at the next tick.

@@ -196,6 +196,56 @@ TEST(PhaseGroups, FamilyWhoseMembersMostlyCollideIsRefused) {
     EXPECT_NEAR(capped.families[0].period_s, 0.106, 1e-9);
 }
 
+// A family refused again and again is not re-annealed after every hold:
+// each further refusal of a job doubles its hold (30, 60, ... epochs, at most
+// 32 times); a job taken into a family starts again from the first hold.
+TEST(RefusalHolds, EachFurtherRefusalDoublesTheHold) {
+    RefusalHolds h;
+    EXPECT_FALSE(h.held(7, 0));
+    EXPECT_DOUBLE_EQ(h.refuse(7, 0, 30), 30);
+    EXPECT_TRUE(h.held(7, 29.9));
+    EXPECT_FALSE(h.held(7, 30));
+    EXPECT_DOUBLE_EQ(h.refuse(7, 30, 30), 60);
+    EXPECT_TRUE(h.held(7, 89.9));
+    EXPECT_FALSE(h.held(7, 90));
+    for (double hold : {120, 240, 480, 960, 960}) EXPECT_DOUBLE_EQ(h.refuse(7, 1000, 30), hold);
+    EXPECT_EQ(h.times(7), 7);
+    h.forget(7);
+    EXPECT_FALSE(h.held(7, 1000));
+    EXPECT_DOUBLE_EQ(h.refuse(7, 1000, 30), 30);
+    h.refuse(8, 1000, 30);
+    h.forget_all_but({8});
+    EXPECT_FALSE(h.held(7, 1001));
+    EXPECT_TRUE(h.held(8, 1001));
+}
+
+TEST(PhaseGroups, CoordinatorRetriesARefusedFamilyLessAndLessOften) {
+    FourRacks f;
+    // The five colliding rings of FamilyWhoseMembersMostlyCollideIsRefused on
+    // racks 0-1, and five more on racks 2-3: two owners, so the coordinator
+    // plans the family (one owner would have it to itself).
+    std::vector<JobProfile> jobs;
+    for (JobId id = 1; id <= 10; ++id) jobs.push_back(f.job(id, 0.100, 0.040, id <= 5 ? std::vector<int>{0, 1} : std::vector<int>{2, 3}));
+    PolicyOptions po;
+    LocalScheduler local(po, local_tuning(po));
+    GlobalCoordinator coord;
+    coord.use_phase_groups(phase_group_options(po, local_tuning(po)));
+    ConflictMemory memory;   // free_hold_s 30
+    std::map<JobId, JobDecision> previous;
+    std::vector<double> tried;
+    for (double now = 0; now <= 200; now += 1) {
+        const CoordinationResult r = coord.plan(f.topo, jobs, previous, local, now, &memory);
+        EXPECT_EQ(r.grouped, 0);
+        if (r.refused > 0) {
+            EXPECT_EQ(r.refused, 10) << r.groups_explain;
+            tried.push_back(now);
+        }
+        previous = r.jobs;
+    }
+    EXPECT_EQ(tried, (std::vector<double>{0, 30, 90}));   // then held until 210
+    EXPECT_EQ(memory.group_refused.times(1), 3);
+}
+
 TEST(PhaseGroups, FamilyInForceKeepsItsWindowsAndANewcomerTakesAFreeOne) {
     FourRacks f;
     std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);

@@ -41,7 +41,7 @@ void CoordinationEpoch::recall(ConflictMemory& memory) {
     forget_departed(memory.adopted, present);
     forget_departed(memory.free_until_s, present);
     forget_departed(memory.free_times, present);
-    forget_departed(memory.group_refused_until_s, present);
+    memory.group_refused.forget_all_but(present);
     for (size_t i = 0; i < jobs_.size(); ++i) {
         auto o = res_.owners.find(jobs_[i].id);
         if (o == res_.owners.end()) continue;
@@ -74,20 +74,20 @@ void CoordinationEpoch::group_phases(const PhaseGroupOptions& opts, ConflictMemo
     std::vector<size_t> eligible;
     for (size_t i = 0; i < jobs_.size(); ++i) {
         if (!res_.owners.count(jobs_[i].id)) continue;
-        if (memory) {
-            auto r = memory->group_refused_until_s.find(jobs_[i].id);
-            if (r != memory->group_refused_until_s.end() && now_s_ < r->second) continue;
-        }
+        if (memory && memory->group_refused.held(jobs_[i].id, now_s_)) continue;
         eligible.push_back(i);
     }
     PhaseGroupPlan plan = plan_phase_groups(topo_, jobs_, eligible, current_, res_.owners, opts, now_s_);
     if (memory)
-        for (JobId id : plan.refused) memory->group_refused_until_s[id] = now_s_ + memory->free_hold_s;
+        for (JobId id : plan.refused) memory->group_refused.refuse(id, now_s_, memory->free_hold_s);
     for (auto& [id, d] : plan.jobs) {
         current_[id] = d;
         grouped_.insert(id);
         ungated_.erase(id);
-        if (memory) memory->free_until_s.erase(id);
+        if (memory) {
+            memory->free_until_s.erase(id);
+            memory->group_refused.forget(id);
+        }
     }
     res_.grouped = static_cast<int>(grouped_.size());
     res_.families = static_cast<int>(plan.families.size());

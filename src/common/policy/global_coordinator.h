@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "policy/harmonics_local.h"
+#include "policy/holds.h"
 #include "policy/phase_groups.h"
 
 namespace harmonics {
@@ -41,25 +42,13 @@ struct CoordinationResult {
 // What earlier epochs settled about conflicts on leaves that own neither
 // job, kept so that they are not fought again every epoch (coordd keeps the
 // same per job): a job handed to the leaf where it collided stays there, and
-// one that had to run free does so for free_hold_s (kConflictFreeHoldEpochs
-// epochs in harmonics' policy and in coordd), doubled each further time (at
-// most 32 times).
-constexpr double kConflictFreeHoldEpochs = 30;
-
-// How long a job runs free the (times + 1)-th time: hold_s, doubled each
-// further time, at most 32 times hold_s.
-inline double conflict_free_hold_s(double hold_s, int times) {
-    return hold_s * double(1 << (times < 5 ? times : 5));
-}
-
+// one that had to run free does so for conflict_free_hold_s (policy/holds.h).
 struct ConflictMemory {
     std::map<JobId, SwitchId> owner;
     std::map<JobId, SwitchId> adopted;   // free jobs handed to a leaf they harmed there (a subset of owner)
     std::map<JobId, double> free_until_s;
     std::map<JobId, int> free_times;
-    // Jobs of a phase family refused for its overloads: not tried in one
-    // again before this time (the annealing is the costly part of a plan).
-    std::map<JobId, double> group_refused_until_s;
+    RefusalHolds group_refused;   // jobs of phase families refused for their overloads
     double free_hold_s = 30;
 };
 
