@@ -696,7 +696,9 @@ void Coordd::plan_groups() {
             left = true;
             continue;
         }
-        if (grouped(j) && j.decision && same_gate(*j.decision, d->second) && j.decision->group == d->second.group)
+        // (groups too: a free rider's window count is its mark for the next plan.)
+        if (grouped(j) && j.decision && same_gate(*j.decision, d->second) && j.decision->group == d->second.group &&
+            j.decision->groups == d->second.groups)
             continue;
         if (!grouped(j) && d->second.gated)
             HLOG_INFO("job %lld joins a phase family: window %d of %d of %.4f s (owner %s no longer decides it)",

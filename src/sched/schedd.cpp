@@ -483,10 +483,11 @@ bool Schedd::decide(Trigger why) {
                       d.gated ? "gated" : "free", d.shift_s, d.period_s, (unsigned long long)j.decision_epoch,
                       trigger, owns(j) ? "decided here" : "owner's",
                       owns(j) ? res.explain.c_str() : "-");
-        } else if (!owns(j) && j.decision_epoch != j.fixed_epoch) {
+        } else if (!owns(j) && (j.decision_epoch != j.fixed_epoch || j.decision->groups != d.groups)) {
             // The same schedule, now another decider's (coordd took a free job
             // into a family as a free rider): its epoch is the decider's, as
-            // on every other leaf the job crosses.
+            // on every other leaf the job crosses, and its window count is
+            // the rider's mark, which this leaf hands a restarted coordd.
             j.decision = d;
             j.decision_epoch = j.fixed_epoch;
         }
@@ -707,8 +708,9 @@ void Schedd::on_coord_up(wire::Connection& c) {
             ljs[k].has_handed_over = 1;
             ljs[k].handed_over = 1;
         }
-        // Also remember decisions of jobs others own: coordd may have lost them.
-        if (!ljs[k].decision && j.decision && j.decision->gated) {
+        // Also remember decisions of jobs others own: coordd may have lost them
+        // (a free one only if coordd's own: a phase family's free rider).
+        if (!ljs[k].decision && j.decision && (j.decision->gated || j.owner_leaf == wire::kCoordinatorOwner)) {
             wire::fill_schedule(&schs[k], j.id, *j.decision, j.decision_epoch, j.owner_leaf.c_str());
             ljs[k].decision = &schs[k];
         }

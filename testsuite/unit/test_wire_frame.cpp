@@ -5,6 +5,7 @@
 
 #include "wire/address.h"
 #include "wire/frame.h"
+#include "wire/schedule_msg.h"
 
 using namespace harmonics::wire;
 
@@ -45,6 +46,56 @@ TEST(WireFrame, RoundTrip) {
     EXPECT_DOUBLE_EQ(env->profile_report->period_s, 0.182);
     ASSERT_EQ(env->profile_report->n_phases, 1u);
     EXPECT_EQ(env->profile_report->phases[0]->bytes, 1u << 20);
+}
+
+// A decision through a real frame and back: what a schedd sends coordd when
+// it registers, so a restarted coordd keeps a family's windows and knows a
+// free rider from a plain free job (its window count comes back too).
+namespace {
+harmonics::JobDecision through_frame(const harmonics::JobDecision& d) {
+    Harmonics__Schedule s = HARMONICS__SCHEDULE__INIT;
+    fill_schedule(&s, 9, d, 4, kCoordinatorOwner);
+    Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
+    env.body_case = HARMONICS__ENVELOPE__BODY_SCHEDULE;
+    env.schedule = &s;
+    std::vector<std::uint8_t> out;
+    EXPECT_TRUE(encode_frame(env, out));
+    EnvelopePtr back;
+    std::size_t used = 0;
+    EXPECT_EQ(decode_frame(out.data(), out.size(), kDefaultMaxFrame, &back, &used), FrameStatus::Ok);
+    if (!back || back->body_case != HARMONICS__ENVELOPE__BODY_SCHEDULE) return {};
+    return decision_of(*back->schedule);
+}
+}  // namespace
+
+TEST(WireSchedule, FamilyMembersAndFreeRidersKeepTheirMarks) {
+    harmonics::JobDecision member;
+    member.gated = true;
+    member.period_s = 0.2;
+    member.shift_s = 0.05;
+    member.group = 1;
+    member.groups = 3;
+    const harmonics::JobDecision m = through_frame(member);
+    EXPECT_TRUE(m.gated);
+    EXPECT_EQ(m.group, 1);
+    EXPECT_EQ(m.groups, 3);
+    EXPECT_DOUBLE_EQ(m.shift_s, 0.05);
+    harmonics::JobDecision rider;   // free, beside a family of three windows
+    rider.groups = 3;
+    const harmonics::JobDecision r = through_frame(rider);
+    EXPECT_FALSE(r.gated);
+    EXPECT_EQ(r.group, -1);
+    EXPECT_EQ(r.groups, 3);
+    // A plain free job carries no window count; nor does a gated job outside
+    // a family, whatever its groups field held.
+    const harmonics::JobDecision f = through_frame(harmonics::JobDecision{});
+    EXPECT_EQ(f.group, -1);
+    EXPECT_EQ(f.groups, 0);
+    harmonics::JobDecision owned;
+    owned.gated = true;
+    owned.period_s = 0.1;
+    owned.groups = 3;
+    EXPECT_EQ(through_frame(owned).groups, 0);
 }
 
 TEST(WireFrame, HeaderLayout) {

@@ -18,6 +18,11 @@ void fill_schedule(Harmonics__Schedule* s, JobId id, const JobDecision& d, std::
         s->has_group = s->has_groups = 1;
         s->group = d.group;
         s->groups = d.groups;
+    } else if (!d.gated && d.groups >= 2) {
+        // A free rider: no window, but its family's window count, so that a
+        // restarted coordd takes it back as a rider in force.
+        s->has_groups = 1;
+        s->groups = d.groups;
     }
     s->owner_leaf = const_cast<char*>(owner);
 }
@@ -32,6 +37,8 @@ JobDecision decision_of(const Harmonics__Schedule& s) {
     if (s.has_group && s.has_groups && s.group >= 0 && s.groups > s.group) {
         d.group = s.group;
         d.groups = s.groups;
+    } else if (!s.has_group && s.has_groups && !s.gated && s.groups >= 2) {
+        d.groups = s.groups;   // a free rider beside a family of that many windows
     }
     return d;
 }
