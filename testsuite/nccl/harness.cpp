@@ -560,7 +560,11 @@ int scenario_cuda() {
   other.join();
   ++seq;
   p->bytes = (1 << 18) * 4;
-  CHECK(p->blocked_ns < 1 * kMs, "cuda gate blocked the CPU for %" PRIu64 " ns", p->blocked_ns);
+  // The CUDA gate never holds the host: the plugin's own count says so
+  // after finalize ("held 0 (host)"). The call's wall time also counts the OS
+  // preempting this thread (milliseconds now and then on a loaded 2-core CI
+  // node, under TSAN too): it must stay far below a hold until the slot.
+  CHECK(p->blocked_ns < 20 * kMs, "cuda gate blocked the CPU for %" PRIu64 " ns", p->blocked_ns);
   CHECK(count() == before + 1, "%d launches, expected %d", count(), before + 1);
   FakeLaunch l{};
   if (count() > before && get(count() - 1, &l) == 0) {
@@ -605,6 +609,10 @@ int scenario_cuda() {
       CHECK(r.gated_ns == 777000, "gated_ns %" PRIu64 ", kernel held 777000", r.gated_ns);
     }
   CHECK(found, "gated collective not in the trace");
+  bool host_held = true;
+  for (const std::string& l : logged_lines())
+    if (l.find("held 0 (host)") != std::string::npos) host_held = false;
+  CHECK(!host_held, "the plugin's summary does not say the host was never held");
   return 0;
 }
 
