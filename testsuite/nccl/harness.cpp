@@ -703,15 +703,20 @@ int scenario_real_schedd(const std::string& job) {
   uint64_t period = 0;
   size_t pos = line.find("period ");
   if (gated && pos != std::string::npos) period = uint64_t(std::stod(line.substr(pos + 7)) * 1e6);
+  // A call's wall time also counts the OS preempting this thread: within
+  // 20 ms of one period. What the gate held is read from its own record.
+  for (const auto& p : played)
+    if (period) CHECK(p->blocked_ns <= period + 20 * kMs, "a call took %" PRIu64 " ns, beyond one period", p->blocked_ns);
+  c.finalize();
+  check_trace(played, 2 * kMs, false);
+  std::string err;
   size_t held = 0;
-  for (const auto& p : played) {
-    if (p->blocked_ns > 1 * kMs) ++held;
-    if (period) CHECK(p->blocked_ns <= period + 1 * kMs, "held %" PRIu64 " ns, beyond one period", p->blocked_ns);
+  for (const TraceRec& r : read_trace(trace_path(), &err)) {
+    held += r.gated_ns > 0;
+    if (period) CHECK(r.gated_ns <= period + 1 * kMs, "seq %" PRIu64 " held %" PRIu64 " ns, beyond one period", r.seq, r.gated_ns);
   }
   std::fprintf(stderr, "job %s: %zu of %zu collectives held\n", job.c_str(), held, played.size());
   if (gated) CHECK(held >= 3, "gated, but only %zu collectives were held", held);
-  c.finalize();
-  check_trace(played, 2 * kMs, false);
   return 0;
 }
 
