@@ -673,7 +673,9 @@ int scenario_auto(const std::string& expect) {
 // One job against the real harmonics-schedd (run-with-real-schedd.sh starts
 // it with a second job beside this one): 1 GB every 200 ms over 80 ms, the
 // whole uplink while it lasts. The hook must get a schedule; while it is
-// gated no hold may exceed a period, and every collective is traced.
+// gated no hold may exceed a period, and every collective is traced. (With
+// --coord none schedd runs both free: they are cross-leaf to it and have no
+// owner, run-with-real-schedd.sh.)
 int scenario_real_schedd(const std::string& job) {
   ProfilerV5* t = load_or_die();
   ProxyThread proxy;

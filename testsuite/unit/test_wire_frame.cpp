@@ -11,6 +11,12 @@ using namespace harmonics::wire;
 
 namespace {
 
+std::vector<std::uint8_t> encoded(const Harmonics__Envelope& env) {
+    std::vector<std::uint8_t> out;
+    EXPECT_TRUE(encode_frame(env, out));
+    return out;
+}
+
 std::vector<std::uint8_t> report_frame(std::int64_t job, int rank, double period) {
     Harmonics__PhaseReport ph = HARMONICS__PHASE_REPORT__INIT;
     ph.start_offset_s = 0.1;
@@ -27,9 +33,7 @@ std::vector<std::uint8_t> report_frame(std::int64_t job, int rank, double period
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
     env.body_case = HARMONICS__ENVELOPE__BODY_PROFILE_REPORT;
     env.profile_report = &r;
-    std::vector<std::uint8_t> out;
-    EXPECT_TRUE(encode_frame(env, out));
-    return out;
+    return encoded(env);
 }
 
 }  // namespace
@@ -58,8 +62,7 @@ harmonics::JobDecision through_frame(const harmonics::JobDecision& d) {
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
     env.body_case = HARMONICS__ENVELOPE__BODY_SCHEDULE;
     env.schedule = &s;
-    std::vector<std::uint8_t> out;
-    EXPECT_TRUE(encode_frame(env, out));
+    const std::vector<std::uint8_t> out = encoded(env);
     EnvelopePtr back;
     std::size_t used = 0;
     EXPECT_EQ(decode_frame(out.data(), out.size(), kDefaultMaxFrame, &back, &used), FrameStatus::Ok);

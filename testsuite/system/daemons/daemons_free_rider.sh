@@ -55,12 +55,7 @@ windows() {
     for j in 1 2 3 4 5; do ctl show job $j | grep -o 'Owner=[^ ]*\|Gated=[^ ]*\|Shift=[^ ]*\|Window=[^ ]*' | tr '\n' ' '; echo; done
 }
 before=$(windows)
-kill -KILL "$COORDD_PID"
-wait "$COORDD_PID" 2>/dev/null
-mv "$T/coordd.log" "$T/coordd-first.log"
-start_coordd
-WAIT_S=15 wait_for leaves_connected 4 || fail "schedds did not re-register after the restart"
-sleep 1   # a few ticks: a coordd that had lost the riders' marks would plan them anew
+restart_coordd
 [ "$(windows)" = "$before" ] || fail "after a coordd restart the schedules moved: $before / $(windows)"
 grep -Eq 'joins a phase family|runs free beside a phase family' "$T/coordd.log" &&
     fail "the restarted coordd planned the family anew: $(grep -E 'joins|runs free beside' "$T/coordd.log")"

@@ -65,12 +65,7 @@ apart 3 4 0.06   # rack4
 
 windows() { for j in 1 2 3 4 5; do ctl show job $j | grep -o 'Shift=[^ ]* Window=[^ ]*'; done; }
 before=$(windows)
-kill -KILL "$COORDD_PID"
-wait "$COORDD_PID" 2>/dev/null
-mv "$T/coordd.log" "$T/coordd-first.log"
-start_coordd
-WAIT_S=15 wait_for leaves_connected 4 || fail "schedds did not re-register after the restart"
-sleep 1   # a few ticks: a coordd that had forgotten the families would plan them anew
+restart_coordd
 [ "$(windows)" = "$before" ] || fail "after a coordd restart the windows moved: $before / $(windows)"
 grep -q 'joins a phase family' "$T/coordd.log" && fail "the restarted coordd planned the families anew"
 echo PASS

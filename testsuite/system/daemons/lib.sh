@@ -201,6 +201,18 @@ settled() {
 # coordinators_job JOB: a phase family's job (member or free rider), coordd's
 # on harmonicsctl and in both its hooks' last schedules; its two leaves pushed
 # the same schedule in every epoch, unchanged for the run's last 3 s.
+# coordd killed (-9) and started again, its log so far kept as
+# coordd-first.log; back once the four schedds have re-registered and a few
+# ticks have passed (a coordd that had forgotten a plan would plan it anew).
+restart_coordd() {
+    kill -KILL "$COORDD_PID"
+    wait "$COORDD_PID" 2>/dev/null
+    mv "$T/coordd.log" "$T/coordd-first.log"
+    start_coordd
+    WAIT_S=15 wait_for leaves_connected 4 || fail "schedds did not re-register after the restart"
+    sleep 1
+}
+
 coordinators_job() {
     local j=$1 s
     ctl show job $j | grep -q 'Owner=(coordinator)' || fail "job $j is not the coordinator's: $(ctl show job $j)"
