@@ -687,7 +687,6 @@ void Coordd::plan_groups() {
     for (const JobProfile& p : profiles) {
         CoordJob& j = jobs_.at(p.id);
         auto d = plan.jobs.find(p.id);
-        if (d != plan.jobs.end()) group_refused_.forget(p.id);
         if (d == plan.jobs.end()) {
             if (!grouped(j)) continue;
             HLOG_INFO("job %lld leaves its phase family; an owner leaf decides it again", (long long)p.id);
@@ -696,6 +695,7 @@ void Coordd::plan_groups() {
             left = true;
             continue;
         }
+        group_refused_.forget(p.id);   // in a family: a later refusal starts from the first hold
         // (groups too: a free rider's window count is its mark for the next plan.)
         if (grouped(j) && j.decision && same_gate(*j.decision, d->second) && j.decision->group == d->second.group &&
             j.decision->groups == d->second.groups)

@@ -198,9 +198,6 @@ settled() {
         fail "job $1's schedule still changed at $last s of $RUN_S s: $(grep -c "^SCHED job=$1 " "$T/h$1-a.out") changes"
 }
 
-# coordinators_job JOB: a phase family's job (member or free rider), coordd's
-# on harmonicsctl and in both its hooks' last schedules; its two leaves pushed
-# the same schedule in every epoch, unchanged for the run's last 3 s.
 # coordd killed (-9) and started again, its log so far kept as
 # coordd-first.log; back once the four schedds have re-registered and a few
 # ticks have passed (a coordd that had forgotten a plan would plan it anew).
@@ -213,6 +210,9 @@ restart_coordd() {
     sleep 1
 }
 
+# coordinators_job JOB: a phase family's job (member or free rider), coordd's
+# on harmonicsctl and in both its hooks' last schedules; its two leaves pushed
+# the same schedule in every epoch, unchanged for the run's last 3 s.
 coordinators_job() {
     local j=$1 s
     ctl show job $j | grep -q 'Owner=(coordinator)' || fail "job $j is not the coordinator's: $(ctl show job $j)"
