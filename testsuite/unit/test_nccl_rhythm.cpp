@@ -208,3 +208,47 @@ TEST(NcclRhythm, JobsSlidingThroughEachOtherStillHaveARhythm) {
       }
     }
 }
+
+TEST(NcclRhythm, AGatedForwardPassIsStillTheIterationsOpening) {
+  // Two phases per iteration: the forward pass (30 ms of idle link), then a
+  // 10 ms all-reduce, 5 ms of backward compute and a 5 ms all-gather. Gated,
+  // the forward pass's burst is held 35 to 45 ms for its slot. The gate sees
+  // the 30 ms pause before the call, never the hold: the pause the phases
+  // report, and the opening threshold made from them, must be the job's
+  // own, or the threshold (then 37.5 ms) would pass over the burst it gates.
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * kMs;
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t held = (35 + uint64_t(i % 3) * 5) * kMs;
+    t += 30 * kMs + held;  // forward pass, then the hold
+    CollSample a{t, t + 10 * kMs, 1 << 22};
+    a.held_ns = held;
+    e.add(a);
+    t += 15 * kMs;
+    e.add(CollSample{t, t + 5 * kMs, 1 << 18});
+    t += 5 * kMs;
+  }
+  e.flush(t + 10 * kMs);
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  ASSERT_EQ(r.phases.size(), 2u);
+  EXPECT_EQ(r.phases[0].bytes, 1u << 22);
+  EXPECT_NEAR(double(r.phases[0].pause_ns), 30e6, 1e5);
+  EXPECT_NEAR(double(r.phases[1].pause_ns), 5e6, 1e5);
+  const uint64_t opening = opening_pause_ns(r);
+  EXPECT_GT(opening, 5 * kMs);    // the all-gather is not an iteration's opening
+  EXPECT_LT(opening, 30 * kMs);   // the forward pass is, held or not
+}
+
+TEST(NcclRhythm, EveryBurstOpensAnIterationUnlessTheForwardPassStandsOut) {
+  Rhythm r;
+  r.valid = true;
+  r.phases = {Phase{0, kMs, 1, 20 * kMs, 0}};
+  EXPECT_EQ(opening_pause_ns(r), 0u);  // one phase: every burst
+  r.phases.push_back(Phase{30 * kMs, kMs, 1, 14 * kMs, 0});
+  EXPECT_EQ(opening_pause_ns(r), 0u);  // 20 ms is not 1.5 times 14 ms
+  r.phases[1].pause_ns = 10 * kMs;
+  EXPECT_EQ(opening_pause_ns(r), 15 * kMs);  // halfway between 20 and 10 ms
+  r.valid = false;
+  EXPECT_EQ(opening_pause_ns(r), 0u);
+}

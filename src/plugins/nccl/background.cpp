@@ -4,8 +4,6 @@
 // cuda gate's host-mapped schedule in step with the clock offset.
 #include <unistd.h>
 
-#include <algorithm>
-
 #include "clock.h"
 #include "log.h"
 #include "state.h"
@@ -37,17 +35,7 @@ void expire_records(Plugin& p, uint64_t now) {
 void publish_rhythm(Plugin& p, RhythmEstimator& est, uint64_t now) {
   est.flush(now);
   Rhythm r = est.estimate();
-  // With several phases per iteration only the one after the longest pause
-  // (the forward pass) opens an iteration: gate a burst only when the pause
-  // before it is closer to that one than to the next longest.
-  // Unless the forward pass clearly stands out, every burst is gated.
-  uint64_t pause = 0;
-  if (r.valid && r.phases.size() > 1) {
-    uint64_t second = 0;
-    for (size_t i = 1; i < r.phases.size(); ++i) second = std::max(second, r.phases[i].pause_ns);
-    if (2 * r.phases[0].pause_ns >= 3 * second) pause = (r.phases[0].pause_ns + second) / 2;
-  }
-  p.iteration_pause_ns.store(pause, std::memory_order_relaxed);
+  p.iteration_pause_ns.store(opening_pause_ns(r), std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(p.rhythm_mu);
   p.rhythm = std::move(r);
 }

@@ -96,15 +96,21 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
   if (double(bytes_match) < kMinBytesMatch * double(pairs)) return false;
 
   // The iteration starts at the burst position that follows the longest
-  // pause (the forward pass before the first communication phase).
+  // pause (the forward pass before the first communication phase). A pause
+  // is the job's own idle time: what the gate held the burst is left out,
+  // since the gate compares it with the pause it sees before a call, which
+  // never contains a hold. With the hold in, a gated forward pass would
+  // raise its own threshold past its own pause and stop being gated.
   int first = 0;
   uint64_t best_gap = 0;
   std::vector<uint64_t> pause(size_t(m), 0);
   for (int p = 0; p < m; ++p) {
     std::vector<uint64_t> gaps;
-    for (size_t i = 1; i < n; ++i)
-      if (int(i % size_t(m)) == p)
-        gaps.push_back(bursts[i].start > bursts[i - 1].end ? bursts[i].start - bursts[i - 1].end : 0);
+    for (size_t i = 1; i < n; ++i) {
+      if (int(i % size_t(m)) != p) continue;
+      const uint64_t idle = bursts[i].start > bursts[i - 1].end ? bursts[i].start - bursts[i - 1].end : 0;
+      gaps.push_back(idle > bursts[i].held ? idle - bursts[i].held : 0);
+    }
     pause[size_t(p)] = median_of(gaps);
     if (p == 0 || pause[size_t(p)] > best_gap) best_gap = pause[size_t(p)], first = p;
   }
@@ -156,6 +162,14 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
     out->period_ns += out->phases.back().duration_ns + out->phases.back().held_ns;
   }
   return true;
+}
+
+uint64_t opening_pause_ns(const Rhythm& r) {
+  if (!r.valid || r.phases.size() < 2) return 0;
+  uint64_t second = 0;
+  for (size_t i = 1; i < r.phases.size(); ++i) second = std::max(second, r.phases[i].pause_ns);
+  if (2 * r.phases[0].pause_ns < 3 * second) return 0;
+  return (r.phases[0].pause_ns + second) / 2;
 }
 
 Rhythm RhythmEstimator::estimate() const {

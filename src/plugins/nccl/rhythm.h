@@ -24,7 +24,8 @@ struct Phase {
   uint64_t offset_ns = 0;    // from the iteration's first burst start
   uint64_t duration_ns = 0;
   uint64_t bytes = 0;
-  uint64_t pause_ns = 0;     // median idle time before this phase starts
+  uint64_t pause_ns = 0;     // median idle time before this phase starts,
+                             // less what the gate held it
   uint64_t held_ns = 0;      // median time the gate held the phase's start:
                              // part of the period, not of the job's own rhythm
 };
@@ -61,6 +62,13 @@ class RhythmEstimator {
   Burst open_;
   bool has_open_ = false;
 };
+
+// With several phases per iteration only the one after the longest pause
+// (the forward pass) opens an iteration: the gate holds a burst only when
+// the pause before it is at least this long, halfway between that pause and
+// the next longest. 0 (every burst gated) unless the forward pass clearly
+// stands out (1.5 times the next longest pause).
+uint64_t opening_pause_ns(const Rhythm& r);
 
 // Median of v (v is reordered); 0 for an empty vector.
 uint64_t median_of(std::vector<uint64_t>& v);
