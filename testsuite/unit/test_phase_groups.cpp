@@ -269,6 +269,44 @@ TEST(PhaseGroups, FamilyInForceKeepsItsWindowsAndANewcomerTakesAFreeOne) {
     for (const auto& [key, x] : window_loads(f.topo, jobs, second)) EXPECT_LE(x, 1.0 + 1e-9);
 }
 
+TEST(PhaseGroups, AFreeRiderStaysWithItsOwnFamilyAmongTwoOfTheSameWindowCount) {
+    FourRacks f;
+    // Two families in force, two windows each: rings 1 and 2 (0.6 of an
+    // uplink each) on racks 0 and 1 at 101 ms, rings 4 and 5 on racks 2 and 3 at 102 ms. Ring 6, a
+    // quarter of an uplink on racks 2 and 3, rode free beside the second;
+    // its mark (two windows) and its period fit both families.
+    std::vector<JobProfile> jobs = {f.job(1, 0.100, 0.040, {0, 1}, 0.6), f.job(2, 0.100, 0.040, {0, 1}, 0.6),
+                                    f.job(4, 0.100, 0.040, {2, 3}), f.job(5, 0.100, 0.040, {2, 3}),
+                                    f.job(6, 0.097, 0.040, {2, 3}, 0.25)};
+    std::map<JobId, JobDecision> previous;
+    auto member = [&](JobId id, double P, int g) {
+        JobDecision d;
+        d.gated = true;
+        d.period_s = P;
+        d.shift_s = g == 0 ? 0 : std::round(P / 2 / 0.001) * 0.001;
+        d.group = g;
+        d.groups = 2;
+        previous[id] = d;
+    };
+    member(1, 0.101, 0);
+    member(2, 0.101, 1);
+    member(4, 0.102, 0);
+    member(5, 0.102, 1);
+    previous[6].groups = 2;   // a free rider
+    const PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), previous, owners_of(jobs), PhaseGroupOptions{}, 4.0);
+    ASSERT_EQ(plan.families.size(), 2u) << plan.explain;
+    for (const PhaseFamily& fam : plan.families) {
+        EXPECT_TRUE(fam.kept);
+        EXPECT_EQ(fam.members.size(), 2u) << plan.explain;
+        EXPECT_EQ(fam.free_riders, fam.period_s > 0.1015 ? std::vector<JobId>{6} : std::vector<JobId>{}) << plan.explain;
+    }
+    EXPECT_EQ(plan.explain.find("joined"), std::string::npos) << plan.explain;   // nobody planned anew
+    ASSERT_TRUE(plan.jobs.count(6));
+    EXPECT_FALSE(plan.jobs.at(6).gated);
+    EXPECT_EQ(plan.jobs.at(6).groups, 2);
+    for (JobId id : {1, 2, 4, 5}) EXPECT_TRUE(same_gate(plan.jobs.at(id), previous.at(id))) << "job " << id;
+}
+
 TEST(PhaseGroups, NewcomersThatComeTogetherJoinTogether) {
     FourRacks f;
     // A family in force on racks 0 and 1 (three rings of 30 ms in three

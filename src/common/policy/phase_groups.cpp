@@ -159,6 +159,15 @@ public:
         for (size_t i : members) w = std::max(w, rhythm_[i].window);
         return w > 0 ? static_cast<int>(std::floor(P / (w + o_.guard * P) + kEps)) : 0;
     }
+    // The peak load `members` put on the links job i crosses.
+    double shared_load(size_t i, const std::vector<size_t>& members) const {
+        std::map<LinkId, double> mine(rhythm_[i].links.begin(), rhythm_[i].links.end());
+        double s = 0;
+        for (size_t m : members)
+            for (const auto& [l, peak] : rhythm_[m].links)
+                if (mine.count(l)) s += peak;
+        return s;
+    }
 
     // On each link the members cross, the peak load of every job outside
     // `members`: those run at phases the family does not choose (free, or
@@ -481,12 +490,29 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         else
             newcomers.push_back(i);
     }
+    // A rider's mark is its family's window count, not its family: of the
+    // families in force with that count whose period it fits, it rides with
+    // the one whose members load its links most (the first in key order on a
+    // tie). Taken as a rider of another, it met its own family's members at
+    // their peak in every window, found no room and was planned again.
+    std::map<Key, std::vector<size_t>> riders_of;
+    for (size_t r : riding) {
+        const Key* best = nullptr;
+        double most = -1;
+        for (const auto& [key, seats] : kept) {
+            if (seats.size() < 2 || std::get<2>(key) != previous.at(jobs[r].id).groups ||
+                !pl.fits(r, std::get<0>(key), std::get<2>(key), true))
+                continue;
+            std::vector<size_t> members;
+            for (const auto& [i, g] : seats) members.push_back(i);
+            const double load = pl.shared_load(r, members);
+            if (load > most + kEps) most = load, best = &key;
+        }
+        if (best != nullptr) riders_of[*best].push_back(r);
+    }
     for (auto& [key, seats] : kept) {
         if (seats.size() < 2) {
-            for (const auto& [i, g] : seats) {
-                (void)g;
-                newcomers.push_back(i);
-            }
+            newcomers.push_back(seats.front().first);   // a family of one is none
             continue;
         }
         PhaseFamily f;
@@ -509,18 +535,14 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         // newcomers and the riders still to check do not count against it.
         WindowLoads established = pl.placed_loads(members, win, f.groups, riding, newcomers);
         std::vector<size_t> riders;
-        for (auto it = riding.begin(); it != riding.end();) {
-            if (previous.at(jobs[*it].id).groups != f.groups || !pl.fits(*it, f.period_s, f.groups, true)) {
-                ++it;
-                continue;
-            }
-            if (pl.room_everywhere(*it, established)) {
-                riders.push_back(*it);
-                established.add_background(pl.uses(*it, established));
+        for (size_t r : riders_of[key]) {
+            if (pl.room_everywhere(r, established)) {
+                riders.push_back(r);
+                established.add_background(pl.uses(r, established));
             } else {
-                newcomers.push_back(*it);   // no room left: it may still take a window
+                newcomers.push_back(r);   // no room left: it may still take a window
             }
-            it = riding.erase(it);
+            riding.erase(std::find(riding.begin(), riding.end(), r));
         }
         pl.join(members, win, w, newcomers, f.period_s, f.groups);
         take(f, members, win, w, seats.size(), std::move(riders));
