@@ -10,11 +10,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-template <typename Map>
-void forget_departed(Map& m, const std::set<JobId>& present) {
-    for (auto it = m.begin(); it != m.end();) it = present.count(it->first) ? std::next(it) : m.erase(it);
-}
-
 bool same_decision(const JobDecision& a, const JobDecision& b) {
     return a.gated == b.gated && a.shift_s == b.shift_s && a.period_s == b.period_s && a.origin_s == b.origin_s;
 }

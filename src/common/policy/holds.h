@@ -22,6 +22,12 @@ inline double conflict_free_hold_s(double hold_s, int times) {
     return hold_s * double(1 << (times < 5 ? times : 5));
 }
 
+// Drops from a map keyed by job every job not in `present` (those that ended).
+template <typename Map>
+void forget_departed(Map& m, const std::set<JobId>& present) {
+    for (auto it = m.begin(); it != m.end();) it = present.count(it->first) ? std::next(it) : m.erase(it);
+}
+
 // Jobs of phase families refused for their overloads, held out of new
 // families: the annealing is the costly part of a plan (about 0.5 s for a
 // one-model 8,192-node family), and a family refused again and again on the
@@ -45,9 +51,8 @@ public:
         times_.erase(id);
     }
     void forget_all_but(const std::set<JobId>& present) {
-        for (auto it = times_.begin(); it != times_.end();) it = present.count(it->first) ? std::next(it) : times_.erase(it);
-        for (auto it = until_s_.begin(); it != until_s_.end();)
-            it = present.count(it->first) ? std::next(it) : until_s_.erase(it);
+        forget_departed(times_, present);
+        forget_departed(until_s_, present);
     }
     int times(JobId id) const {
         auto it = times_.find(id);

@@ -159,11 +159,12 @@ public:
         for (size_t i : members) w = std::max(w, rhythm_[i].window);
         return w > 0 ? static_cast<int>(std::floor(P / (w + o_.guard * P) + kEps)) : 0;
     }
-    // The peak load `members` put on the links job i crosses.
-    double shared_load(size_t i, const std::vector<size_t>& members) const {
-        std::map<LinkId, double> mine(rhythm_[i].links.begin(), rhythm_[i].links.end());
+    // The peak load a family's members (job, window) put on the links job i crosses.
+    double shared_load(size_t i, const std::vector<std::pair<size_t, int>>& seats) const {
+        std::set<LinkId> mine;
+        for (const auto& [l, peak] : rhythm_[i].links) mine.insert(l);
         double s = 0;
-        for (size_t m : members)
+        for (const auto& [m, g] : seats)
             for (const auto& [l, peak] : rhythm_[m].links)
                 if (mine.count(l)) s += peak;
         return s;
@@ -503,9 +504,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             if (seats.size() < 2 || std::get<2>(key) != previous.at(jobs[r].id).groups ||
                 !pl.fits(r, std::get<0>(key), std::get<2>(key), true))
                 continue;
-            std::vector<size_t> members;
-            for (const auto& [i, g] : seats) members.push_back(i);
-            const double load = pl.shared_load(r, members);
+            const double load = pl.shared_load(r, seats);
             if (load > most + kEps) most = load, best = &key;
         }
         if (best != nullptr) riders_of[*best].push_back(r);
