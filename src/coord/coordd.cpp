@@ -410,6 +410,7 @@ void Coordd::handle_register(wire::Listener* via, wire::Connection& c, const Har
     l.listen = r.listen ? r.listen : "";
     l.epoch = r.has_epoch ? r.epoch : 0;
     l.last_seen = mono_s();
+    l.registered = true;
     for (std::size_t i = 0; i < r.n_jobs; ++i) merge_leaf_job(l.name, *r.jobs[i], true);
     HLOG_INFO("schedd of leaf %s registered from %s with %zu jobs", l.name.c_str(), c.peer().c_str(), r.n_jobs);
     assign_owners();
@@ -655,9 +656,41 @@ void Coordd::assign_owners() {
 // of one window fit the uplink together. A member's decision is fixed on
 // every leaf it crosses (owner "(coordinator)"); one that leaves its family
 // (it ended, or its measured period no longer fits) goes back to an owner leaf.
+// After a start (a restart above all) the schedds hand back, as they
+// register, the families the previous coordd placed. A plan made before all
+// of them did sees only part of a family, dissolves it and hands its members
+// back to owners (a restart under load did: the fourth of four schedds
+// registered 2 ms after a tick). So families are planned once every leaf
+// with a schedd (a Schedd= line; every leaf where none has one) has
+// registered, or once a schedd's longest wait between retries has passed
+// since the start; meanwhile the schedds keep the last decisions.
+bool Coordd::registrations_settled() {
+    if (registrations_settled_) return true;
+    bool any_configured = false;
+    for (SwitchId s : topo_.leaves()) any_configured |= !schedd_address(cfg_, topo_, s).empty();
+    std::vector<std::string> missing;
+    for (SwitchId s : topo_.leaves()) {
+        const std::string& name = topo_.sw(s).name;
+        if (any_configured && schedd_address(cfg_, topo_, s).empty()) continue;
+        auto it = leaves_.find(name);
+        if (it == leaves_.end() || !it->second.registered) missing.push_back(name);
+    }
+    const double waited = mono_s() - started_, grace = coordd_retry_max_s(cfg_) + cfg_.epoch_s;
+    if (!missing.empty() && waited < grace) return false;
+    if (!missing.empty())
+        HLOG_INFO("planning phase families without %s %s: no schedd registered within %.1f s of the start",
+                  missing.size() == 1 ? "leaf" : "leaves", compress_hostlist(missing).c_str(), grace);
+    registrations_settled_ = true;
+    return true;
+}
+
 void Coordd::plan_groups() {
+    if (!cfg_.phase_groups || cfg_.policy != "harmonics") {
+        groups_stale_ = false;
+        return;
+    }
+    if (!registrations_settled()) return;   // groups_stale_ stays: the plan comes once they have
     groups_stale_ = false;
-    if (!cfg_.phase_groups || cfg_.policy != "harmonics") return;
     const double now = mono_s();
     std::vector<JobProfile> profiles;
     std::vector<size_t> eligible;

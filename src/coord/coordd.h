@@ -77,6 +77,7 @@ struct CoordJob {
 struct LeafLink {
     std::string name;
     std::uint64_t conn = 0;             // 0: not connected
+    bool registered = false;            // since this coordd started
     wire::Listener* via = nullptr;
     std::string listen;
     std::uint64_t epoch = 0;
@@ -113,6 +114,7 @@ private:
     bool profile_of(const CoordJob& j, JobProfile* p) const;
     void assign_owners();
     void plan_groups();
+    bool registrations_settled();
     bool grouped(const CoordJob& j) const;
     void send_assignment(const std::string& leaf, bool full, const std::vector<JobId>& jobs,
                          const std::vector<JobId>& ended);
@@ -171,6 +173,7 @@ private:
     // reports (the owners' conflict rule would otherwise hand over jobs a
     // family is about to take), not only at the next tick.
     bool groups_stale_ = false;
+    bool registrations_settled_ = false;
     std::uint64_t events_ = 0;
     double load_requested_ = 0;         // when slurm_load_jobs was asked for
     bool slurm_loaded_ = false;         // the table has been reconciled with Slurm once

@@ -129,7 +129,7 @@ bool Schedd::start(std::string* err) {
         clim.idle_timeout_s = 0;   // we send every epoch; coordd's silence is not an error
         coord_ = std::make_unique<wire::Dialer>(base_, coord, HARMONICS__ROLE__ROLE_SCHEDD,
                                                 "schedd " + leaf_name_, cfg_.munge_socket, clim, &counters_);
-        coord_->max_backoff_s = std::max(1.0, 5 * cfg_.epoch_s);
+        coord_->max_backoff_s = coordd_retry_max_s(cfg_);
         coord_->on_up([this](wire::Connection& c) { on_coord_up(c); });
         coord_->on_down([this](const std::string& why) {
             HLOG_WARN("coordd connection lost (%s); keeping the last cross-leaf decisions", why.c_str());

@@ -114,6 +114,11 @@ Topology parse_topology_conf_text(const std::string& text, const std::string& fi
 // the short name is tried when the full one is unknown); -1 if not in the tree.
 SwitchId leaf_of_host(const Topology& topo, const std::string& hostname);
 
+// How long a harmonics-schedd that lost coordd waits at most between two
+// attempts to register again (its backoff's cap): coordd, once started,
+// hears from every running schedd within this.
+inline double coordd_retry_max_s(const HarmonicsConfig& cfg) { return cfg.epoch_s * 5 > 1.0 ? cfg.epoch_s * 5 : 1.0; }
+
 // The "host:port" of the harmonics-schedd serving `leaf`: its Schedd= value
 // (a host without a port gets SchedPort), or "" when none is configured.
 std::string schedd_address(const HarmonicsConfig& cfg, const Topology& topo, SwitchId leaf);

@@ -50,15 +50,17 @@ done
 
 # A coordd restarted after kill -9 learns the family back from the schedds,
 # its free riders as riders (their window count comes back with their
-# schedule): it neither plans them anew nor moves a window.
+# schedule): it neither plans them anew nor moves a window, though rack4's
+# schedd, with three of the five, registers two epochs after the others (a
+# plan made before then saw two of the family's jobs and dissolved it).
 windows() {
     for j in 1 2 3 4 5; do ctl show job $j | grep -o 'Owner=[^ ]*\|Gated=[^ ]*\|Shift=[^ ]*\|Window=[^ ]*' | tr '\n' ' '; echo; done
 }
 before=$(windows)
-restart_coordd
+restart_coordd rack4
 [ "$(windows)" = "$before" ] || fail "after a coordd restart the schedules moved: $before / $(windows)"
-grep -Eq 'joins a phase family|runs free beside a phase family' "$T/coordd.log" &&
-    fail "the restarted coordd planned the family anew: $(grep -E 'joins|runs free beside' "$T/coordd.log")"
+grep -Eq 'joins a phase family|runs free beside a phase family|leaves its phase family' "$T/coordd.log" &&
+    fail "the restarted coordd planned the family anew: $(grep -E 'joins|runs free beside|leaves its' "$T/coordd.log")"
 for j in "${free[@]}"; do
     out=$(ctl show job $j)
     grep -q 'Owner=(coordinator)' <<<"$out" && grep -q 'Gated=no' <<<"$out" || fail "after the restart rider $j: $out"

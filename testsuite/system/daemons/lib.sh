@@ -27,7 +27,7 @@ fail() {
 
 cleanup() {
     local p
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do
         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
         kill -KILL "$p" 2>/dev/null
@@ -201,11 +201,21 @@ settled() {
 # coordd killed (-9) and started again, its log so far kept as
 # coordd-first.log; back once the four schedds have re-registered and a few
 # ticks have passed (a coordd that had forgotten a plan would plan it anew).
+# restart_coordd [LATE_LEAF]: kill -9 coordd and start it again; LATE_LEAF's
+# schedd is stopped meanwhile and resumed two epochs after the other three
+# registered (a schedd that comes back late, as one at its retry backoff).
 restart_coordd() {
+    local late=${1:-} pid=""
+    [ -n "$late" ] && { eval "pid=\$SCHEDD_PID_$late"; kill -STOP "$pid"; }
     kill -KILL "$COORDD_PID"
     wait "$COORDD_PID" 2>/dev/null
     mv "$T/coordd.log" "$T/coordd-first.log"
     start_coordd
+    if [ -n "$pid" ]; then
+        WAIT_S=15 wait_for leaves_connected 3 || { kill -CONT "$pid"; fail "schedds did not re-register after the restart"; }
+        sleep 0.4
+        kill -CONT "$pid"
+    fi
     WAIT_S=15 wait_for leaves_connected 4 || fail "schedds did not re-register after the restart"
     sleep 1
 }
