@@ -40,6 +40,15 @@ void feed(RhythmEstimator& e, uint64_t period, const std::vector<BurstSpec>& bur
   }
   *t_end = t;
 }
+
+// A collective with the user thread's side: called at `call`, on again at
+// `resumed` (after a host gate's hold), its GPU start held `held`.
+CollSample called(uint64_t start, uint64_t end, uint64_t bytes, uint64_t call, uint64_t resumed, uint64_t held = 0) {
+  CollSample c{start, end, bytes, held};
+  c.call_ns = call;
+  c.resumed_ns = resumed;
+  return c;
+}
 }  // namespace
 
 TEST(NcclRhythm, OneBurstPerIterationWithJitter) {
@@ -72,8 +81,10 @@ TEST(NcclRhythm, TwoPhasesPerIterationFoundFromTheLongestPause) {
   EXPECT_EQ(r.phases[0].offset_ns, 0u);
   EXPECT_NEAR(double(r.phases[1].offset_ns), 40e6, 1e5);
   EXPECT_EQ(r.phases[0].bytes, 4u << 22);  // the burst after the forward pass leads
-  EXPECT_NEAR(double(r.phases[0].pause_ns), 75e6, 1e5);  // 40 ms + (120 - 85) ms
-  EXPECT_NEAR(double(r.phases[1].pause_ns), 30e6, 1e5);
+  // Pauses since the previous burst's last call (no host times: each call at
+  // its GPU start): 40 ms + (120 - 82.5) ms, and 80 - 47.5 ms.
+  EXPECT_NEAR(double(r.phases[0].pause_ns), 77.5e6, 1e5);
+  EXPECT_NEAR(double(r.phases[1].pause_ns), 32.5e6, 1e5);
 }
 
 TEST(NcclRhythm, AnOutlierIterationDoesNotMoveThePeriod) {
@@ -109,6 +120,27 @@ TEST(NcclRhythm, ChangeOfRhythmIsNotTakenForTwoPhases) {
   const Rhythm r = e.estimate();
   ASSERT_TRUE(r.valid);
   EXPECT_EQ(r.period_ns, 50 * kMs);
+}
+
+TEST(NcclRhythm, ComputeJitteringInACycleIsNotTakenForSeveralPhases) {
+  // One all-reduce per iteration after 7, 8, 9, 10, 11 ms of compute, over
+  // and over (the nccl harness's jitter). Too jittery for a period of one
+  // burst; every five bursts repeat exactly, but five bursts of one size of
+  // which none follows a clearly longer pause are one phase, not five (the
+  // gate could not tell which opens the iteration, and schedd would plan a
+  // five times longer period).
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * kMs;
+  for (int i = 0; i < 60; ++i) {
+    t += (7 + uint64_t(i % 5)) * kMs;
+    e.add(CollSample{t, t + 2 * kMs, 1 << 20});
+    t += 2 * kMs;
+    e.flush(t);
+    const Rhythm r = e.estimate();
+    if (r.valid) {
+      EXPECT_EQ(r.bursts_per_iteration, 1) << "after burst " << i;
+    }
+  }
 }
 
 TEST(NcclRhythm, NoPatternNoEstimate) {
@@ -211,21 +243,21 @@ TEST(NcclRhythm, JobsSlidingThroughEachOtherStillHaveARhythm) {
 
 TEST(NcclRhythm, AGatedForwardPassIsStillTheIterationsOpening) {
   // Two phases per iteration: the forward pass (30 ms of idle link), then a
-  // 10 ms all-reduce, 5 ms of backward compute and a 5 ms all-gather. Gated,
-  // the forward pass's burst is held 35 to 45 ms for its slot. The gate sees
-  // the 30 ms pause before the call, never the hold: the pause the phases
-  // report, and the opening threshold made from them, must be the job's
-  // own, or the threshold (then 37.5 ms) would pass over the burst it gates.
+  // 10 ms all-reduce, 5 ms of backward compute and a 5 ms all-gather, called
+  // by a host that waits for each collective (the emulated trainer). The
+  // host gate holds the forward pass's call 35 to 45 ms for its slot. The
+  // gate sees the 35 ms pause since the all-gather's call, never the hold:
+  // the pause the phases report, and the opening threshold made from them,
+  // must be that one, or the threshold (with the hold in, 42.5 ms) would
+  // pass over the burst it gates.
   RhythmEstimator e(2 * kMs);
   uint64_t t = 1000 * kMs;
   for (int i = 0; i < 20; ++i) {
     const uint64_t held = (35 + uint64_t(i % 3) * 5) * kMs;
-    t += 30 * kMs + held;  // forward pass, then the hold
-    CollSample a{t, t + 10 * kMs, 1 << 22};
-    a.held_ns = held;
-    e.add(a);
-    t += 15 * kMs;
-    e.add(CollSample{t, t + 5 * kMs, 1 << 18});
+    t += 30 * kMs;  // forward pass
+    e.add(called(t + held, t + held + 10 * kMs, 1 << 22, t, t + held, held));
+    t += held + 15 * kMs;
+    e.add(called(t, t + 5 * kMs, 1 << 18, t, t));
     t += 5 * kMs;
   }
   e.flush(t + 10 * kMs);
@@ -233,20 +265,53 @@ TEST(NcclRhythm, AGatedForwardPassIsStillTheIterationsOpening) {
   ASSERT_TRUE(r.valid);
   ASSERT_EQ(r.phases.size(), 2u);
   EXPECT_EQ(r.phases[0].bytes, 1u << 22);
-  EXPECT_NEAR(double(r.phases[0].pause_ns), 30e6, 1e5);
-  EXPECT_NEAR(double(r.phases[1].pause_ns), 5e6, 1e5);
+  EXPECT_NEAR(double(r.phases[0].pause_ns), 35e6, 1e5);
+  EXPECT_NEAR(double(r.phases[1].pause_ns), 15e6, 1e5);
   const uint64_t opening = opening_pause_ns(r);
-  EXPECT_GT(opening, 5 * kMs);    // the all-gather is not an iteration's opening
-  EXPECT_LT(opening, 30 * kMs);   // the forward pass is, held or not
+  EXPECT_GT(opening, 15 * kMs);   // the all-gather is not an iteration's opening
+  EXPECT_LE(opening, 35 * kMs);   // the forward pass is, held or not
 }
 
-TEST(NcclRhythm, EveryBurstOpensAnIterationUnlessTheForwardPassStandsOut) {
+TEST(NcclRhythm, TheOpeningIsJudgedOnTheHostsPausesNotTheGpus) {
+  // FSDP-like: a forward all-gather (A) and a backward reduce-scatter (B).
+  // On the GPU, A follows 60 ms of idle link and B 20 ms. The host calls
+  // ahead of the kernels: A 10 ms into the iteration, then it waits for the
+  // forward pass's loss and calls B at 80 ms, 10 ms before the GPU gets to
+  // it. The gate sees 30 ms before A's call and 70 ms before B's: it can
+  // only tell B, so B must open the iteration (phase 0, whose start the
+  // schedule places), and the threshold must lie between the two host
+  // pauses. Judged on the GPU's pauses, A led and the threshold (40 ms) made
+  // the gate hold B at A's slot.
+  RhythmEstimator e(2 * kMs);
+  uint64_t t = 1000 * kMs;
+  for (int i = 0; i < 20; ++i) {
+    e.add(called(t + 60 * kMs, t + 70 * kMs, 1 << 22, t + 10 * kMs, t + 10 * kMs));
+    e.add(called(t + 90 * kMs, t + 100 * kMs, 1 << 18, t + 80 * kMs, t + 80 * kMs));
+    t += 100 * kMs;
+  }
+  e.flush(t + 10 * kMs);
+  const Rhythm r = e.estimate();
+  ASSERT_TRUE(r.valid);
+  ASSERT_EQ(r.phases.size(), 2u);
+  EXPECT_EQ(r.phases[0].bytes, 1u << 18);  // B leads
+  EXPECT_NEAR(double(r.phases[0].pause_ns), 70e6, 1e5);
+  EXPECT_NEAR(double(r.phases[1].pause_ns), 30e6, 1e5);
+  EXPECT_NEAR(double(r.phases[1].offset_ns), 70e6, 1e5);  // A's GPU start, 70 ms after B's
+  EXPECT_NEAR(double(r.period_ns), 100e6, 1e5);
+  const uint64_t opening = opening_pause_ns(r);
+  EXPECT_GT(opening, 30 * kMs);  // A's call is not held
+  EXPECT_LE(opening, 70 * kMs);  // B's is
+}
+
+TEST(NcclRhythm, OnlyAForwardPassThatStandsOutOpensAnIteration) {
   Rhythm r;
   r.valid = true;
   r.phases = {Phase{0, kMs, 1, 20 * kMs, 0}};
   EXPECT_EQ(opening_pause_ns(r), 0u);  // one phase: every burst
   r.phases.push_back(Phase{30 * kMs, kMs, 1, 14 * kMs, 0});
-  EXPECT_EQ(opening_pause_ns(r), 0u);  // 20 ms is not 1.5 times 14 ms
+  // 20 ms is not 1.5 times 14 ms: no burst held, or each phase would wait
+  // for the iteration's slot.
+  EXPECT_EQ(opening_pause_ns(r), kNoOpening);
   r.phases[1].pause_ns = 10 * kMs;
   EXPECT_EQ(opening_pause_ns(r), 15 * kMs);  // halfway between 20 and 10 ms
   r.valid = false;

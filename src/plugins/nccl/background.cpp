@@ -35,7 +35,11 @@ void expire_records(Plugin& p, uint64_t now) {
 void publish_rhythm(Plugin& p, RhythmEstimator& est, uint64_t now) {
   est.flush(now);
   Rhythm r = est.estimate();
-  p.iteration_pause_ns.store(opening_pause_ns(r), std::memory_order_relaxed);
+  const uint64_t opening = opening_pause_ns(r);
+  if (opening == kNoOpening)
+    log_once(Once::Opening, "%zu phases per iteration and none after a clearly longer pause: no burst is held",
+             r.phases.size());
+  p.iteration_pause_ns.store(opening, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(p.rhythm_mu);
   p.rhythm = std::move(r);
 }
@@ -74,6 +78,8 @@ void drain_main(Plugin* pp) {
         s.end_ns = c.gpu_end_ns ? c.gpu_end_ns : s.start_ns;
         s.bytes = c.edge_bytes;  // schedd reads phase bytes as bytes per ring edge
         s.held_ns = c.gated_ns;
+        s.call_ns = c.enqueue_ns;
+        s.resumed_ns = c.enqueue_ns + (c.gate_slot < 0 ? c.gated_ns : 0);  // the host gate holds the call
         est.add(s);
         ++n;
       }

@@ -9,7 +9,7 @@
 namespace hnccl {
 
 enum class Once : unsigned {
-  PoolFull = 0, QueueFull, Internal, Cuda, CudaLaunch, Schedd, ScheddData, Trace, Config, Comms,
+  PoolFull = 0, QueueFull, Internal, Cuda, CudaLaunch, Schedd, ScheddData, Trace, Config, Comms, Opening,
   Count
 };
 

@@ -97,7 +97,8 @@ bool wants_gate(Plugin& p, Comm& c, uint64_t now, bool captured, Schedule* s) {
   if (mode == GateMode::Off || captured) return false;
   const uint64_t pause = last != 0 && now > last ? now - last : UINT64_MAX;
   if (pause <= p.cfg.burst_gap_ns) return false;
-  if (pause < p.iteration_pause_ns.load(std::memory_order_relaxed)) return false;
+  const uint64_t opening = p.iteration_pause_ns.load(std::memory_order_relaxed);
+  if (opening == kNoOpening || pause < opening) return false;
   *s = p.schedule.load();
   return s->valid && s->period_ns != 0;
 }

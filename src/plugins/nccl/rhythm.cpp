@@ -16,6 +16,8 @@ constexpr double kMinBytesMatch = 0.8;  // fraction of bursts whose size repeats
 constexpr size_t kRecentIterations = 8;
 
 uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+// The forward pass's pause stands out: 1.5 times the next longest.
+bool stands_out(uint64_t longest, uint64_t second) { return longest > 0 && 2 * longest >= 3 * second; }
 }  // namespace
 
 uint64_t median_of(std::vector<uint64_t>& v) {
@@ -29,15 +31,19 @@ RhythmEstimator::RhythmEstimator(uint64_t burst_gap_ns, size_t window)
     : gap_ns_(burst_gap_ns), window_(window) {}
 
 void RhythmEstimator::add(const CollSample& c) {
+  const uint64_t call = c.call_ns ? c.call_ns : (c.start_ns > c.held_ns ? c.start_ns - c.held_ns : 0);
+  const uint64_t resumed = c.call_ns ? std::max(c.call_ns, c.resumed_ns) : c.start_ns;
   if (has_open_ && c.start_ns <= open_.end + gap_ns_) {
     open_.start = std::min(open_.start, c.start_ns);
     open_.end = std::max(open_.end, c.end_ns);
     open_.bytes += c.bytes;
     open_.held += c.held_ns;
+    open_.first_call = std::min(open_.first_call, call);
+    open_.last_resumed = std::max(open_.last_resumed, resumed);
     return;
   }
   if (has_open_) close_open();
-  open_ = Burst{c.start_ns, std::max(c.start_ns, c.end_ns), c.bytes, c.held_ns};
+  open_ = Burst{c.start_ns, std::max(c.start_ns, c.end_ns), c.bytes, c.held_ns, call, resumed};
   has_open_ = true;
 }
 
@@ -97,10 +103,13 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
 
   // The iteration starts at the burst position that follows the longest
   // pause (the forward pass before the first communication phase). A pause
-  // is the job's own idle time: what the gate held the burst is left out,
-  // since the gate compares it with the pause it sees before a call, which
-  // never contains a hold. With the hold in, a gated forward pass would
-  // raise its own threshold past its own pause and stop being gated.
+  // is what the gate sees before a burst's first call: the time since the
+  // previous call went on, on the host's clock. Judged on the GPU's idle
+  // time instead, the threshold would be compared with another clock's
+  // pauses: on a GPU the host calls ahead of the kernels, and a phase the
+  // GPU finds after its longest pause may follow a short one on the host
+  // (the gate then held the wrong phase, or none). A hold is never in it:
+  // the call comes before its hold, the next pause starts after it.
   int first = 0;
   uint64_t best_gap = 0;
   std::vector<uint64_t> pause(size_t(m), 0);
@@ -108,29 +117,29 @@ bool RhythmEstimator::try_pattern(int m, Rhythm* out) const {
     std::vector<uint64_t> gaps;
     for (size_t i = 1; i < n; ++i) {
       if (int(i % size_t(m)) != p) continue;
-      const uint64_t idle = bursts[i].start > bursts[i - 1].end ? bursts[i].start - bursts[i - 1].end : 0;
-      gaps.push_back(idle > bursts[i].held ? idle - bursts[i].held : 0);
+      const uint64_t call = bursts[i].first_call, before = bursts[i - 1].last_resumed;
+      gaps.push_back(call > before ? call - before : 0);
     }
     pause[size_t(p)] = median_of(gaps);
     if (p == 0 || pause[size_t(p)] > best_gap) best_gap = pause[size_t(p)], first = p;
   }
-  // Phases that look alike (same size, same pause before them) are one
-  // phase seen m times: that is a shorter period, or a window straddling a
-  // change of rhythm, never m phases of one iteration.
+  // Phases of one size of which no pause stands out are one phase seen m
+  // times: a shorter period (its compute jittering in a cycle of m, say), or
+  // a window straddling a change of rhythm, never m phases of one
+  // iteration; and the gate could not tell which of them opens it.
   if (m > 1) {
-    bool alike = true;
+    bool one_size = true;
     std::vector<uint64_t> sizes;
     for (int p = 0; p < m; ++p) {
       std::vector<uint64_t> v;
       for (size_t i = size_t(p); i < n; i += size_t(m)) v.push_back(bursts[i].bytes);
       sizes.push_back(median_of(v));
+      one_size = one_size && absdiff(sizes[0], sizes.back()) <= std::max(sizes[0], sizes.back()) / 20;
     }
-    for (int p = 1; p < m && alike; ++p) {
-      const uint64_t a = sizes[0], b = sizes[size_t(p)];
-      const uint64_t pa = pause[0], pb = pause[size_t(p)];
-      alike = absdiff(a, b) <= std::max(a, b) / 20 && 4 * absdiff(pa, pb) <= std::max(pa, pb);
-    }
-    if (alike) return false;
+    uint64_t second = 0;
+    for (int p = 0; p < m; ++p)
+      if (p != first) second = std::max(second, pause[size_t(p)]);
+    if (one_size && !stands_out(best_gap, second)) return false;
   }
   // Latest complete iteration: the last burst at position `first` whose m
   // bursts are all closed.
@@ -168,7 +177,7 @@ uint64_t opening_pause_ns(const Rhythm& r) {
   if (!r.valid || r.phases.size() < 2) return 0;
   uint64_t second = 0;
   for (size_t i = 1; i < r.phases.size(); ++i) second = std::max(second, r.phases[i].pause_ns);
-  if (2 * r.phases[0].pause_ns < 3 * second) return 0;
+  if (!stands_out(r.phases[0].pause_ns, second)) return kNoOpening;
   return (r.phases[0].pause_ns + second) / 2;
 }
 

@@ -18,14 +18,22 @@ struct CollSample {
   uint64_t end_ns = 0;
   uint64_t bytes = 0;
   uint64_t held_ns = 0;   // how long the gate held it before it could start
+  // The user thread's side, in host time: when it called the collective and
+  // when it went on (later only if the host gate held the call). The gate
+  // judges a call by the pause since the previous call went on; on a GPU the
+  // host enqueues ahead of the kernels, so that pause is not the GPU's idle
+  // time. 0: unknown, the host taken to call when the GPU starts (less the
+  // hold) and to go on at the GPU start.
+  uint64_t call_ns = 0;
+  uint64_t resumed_ns = 0;
 };
 
 struct Phase {
   uint64_t offset_ns = 0;    // from the iteration's first burst start
   uint64_t duration_ns = 0;
   uint64_t bytes = 0;
-  uint64_t pause_ns = 0;     // median idle time before this phase starts,
-                             // less what the gate held it
+  uint64_t pause_ns = 0;     // median pause the gate sees before the phase's
+                             // first call: since the previous call went on
   uint64_t held_ns = 0;      // median time the gate held the phase's start:
                              // part of the period, not of the job's own rhythm
 };
@@ -52,6 +60,7 @@ class RhythmEstimator {
  private:
   struct Burst {
     uint64_t start = 0, end = 0, bytes = 0, held = 0;
+    uint64_t first_call = 0, last_resumed = 0;  // host side, as the gate sees it
   };
   void close_open();
   bool try_pattern(int m, Rhythm* out) const;
@@ -66,8 +75,11 @@ class RhythmEstimator {
 // With several phases per iteration only the one after the longest pause
 // (the forward pass) opens an iteration: the gate holds a burst only when
 // the pause before it is at least this long, halfway between that pause and
-// the next longest. 0 (every burst gated) unless the forward pass clearly
-// stands out (1.5 times the next longest pause).
+// the next longest. 0 (every burst opens one) with one phase or no valid
+// rhythm; kNoOpening (no burst is held) with several phases of which none
+// clearly stands out (1.5 times the next longest pause): holding every burst
+// would make each phase wait for the iteration's slot.
+constexpr uint64_t kNoOpening = UINT64_MAX;
 uint64_t opening_pause_ns(const Rhythm& r);
 
 // Median of v (v is reordered); 0 for an empty vector.

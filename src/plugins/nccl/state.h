@@ -56,7 +56,7 @@ struct Plugin {
   ClockOffset clock;
   ScheduleCell schedule;
   std::atomic<uint64_t> schedule_valid_until_ns{0};
-  std::atomic<uint64_t> iteration_pause_ns{0};  // gate bursts after a pause this long (0: every burst)
+  std::atomic<uint64_t> iteration_pause_ns{0};  // gate bursts after a pause this long (0: every burst; kNoOpening: none)
   std::atomic<uint64_t> pushed{0}, drained{0};
   Counters n;
   Comm comms[kMaxComms];
