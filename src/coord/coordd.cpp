@@ -650,12 +650,6 @@ void Coordd::assign_owners() {
     }
 }
 
-// Phase groups (policy/phase_groups.h, the simulator's Global Coordinator
-// runs the same plan): cross-leaf jobs that can share one period are placed
-// by coordd itself, each in a window of it, so that on every leaf the rings
-// of one window fit the uplink together. A member's decision is fixed on
-// every leaf it crosses (owner "(coordinator)"); one that leaves its family
-// (it ended, or its measured period no longer fits) goes back to an owner leaf.
 // After a start (a restart above all) the schedds hand back, as they
 // register, the families the previous coordd placed. A plan made before all
 // of them did sees only part of a family, dissolves it and hands its members
@@ -684,6 +678,12 @@ bool Coordd::registrations_settled() {
     return true;
 }
 
+// Phase groups (policy/phase_groups.h, the simulator's Global Coordinator
+// runs the same plan): cross-leaf jobs that can share one period are placed
+// by coordd itself, each in a window of it, so that on every leaf the rings
+// of one window fit the uplink together. A member's decision is fixed on
+// every leaf it crosses (owner "(coordinator)"); one that leaves its family
+// (it ended, or its measured period no longer fits) goes back to an owner leaf.
 void Coordd::plan_groups() {
     if (!cfg_.phase_groups || cfg_.policy != "harmonics") {
         groups_stale_ = false;
