@@ -42,7 +42,9 @@ out=$("$HX_CLIENT" notify "$T/coordd.sock" --jobs 402 --job-uid 65534 --nodes n1
 echo "$out" | grep -q 'REFUSED' || fail "notify refusal: $out"
 out=$("$HX_CLIENT" hello-ctl 127.0.0.1:$PC --as-uid 65534) || fail "read-only ctl refused: $out"
 # HelloAck carries the server's Unix time: on one host the offset is ~0.
-echo "$out" | awk '{ sub("offset_s=", "", $2); if ($2 == "none" || $2 > 0.05 || $2 < -0.05) exit 1 }' \
+# (v + 0: a field edited by sub() compares as a string, and "-0.000061" <
+# "-0.05" as strings: every negative offset failed.)
+echo "$out" | awk '{ sub("offset_s=", "", $2); v = $2 + 0; if ($2 == "none" || v > 0.05 || v < -0.05) exit 1 }' \
     || fail "no or implausible server clock offset from the HelloAck: $out"
 grep -c 'refused' "$T/coordd.log" | grep -qv '^0$' || fail "coordd did not log refusals"
 echo PASS
