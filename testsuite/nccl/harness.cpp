@@ -526,6 +526,68 @@ int scenario_schedd(const std::string& mode) {
   return 0;
 }
 
+// ---------------------------------------------------------------- phases
+// Two bursts per iteration, one all-reduce each: A (1 MiB) after `before_a`
+// of compute, B (256 KiB) after `before_b`. With a forward pass that stands
+// out (30 against 8 ms) the gate holds A, the iteration's opening, and never
+// B (held, B would wait for the next slot: the iteration would take two);
+// with pauses alike (20 and 20 ms) it cannot tell which opens the iteration
+// and holds neither, and says so once.
+int scenario_phases(bool even) {
+  ProfilerV5* t = load_or_die();
+  ProxyThread proxy;
+  Comm c(t, 0x9a5e, 2, 3, kGpuBehind);
+  const uint64_t before_a = (even ? 20 : 30) * kMs, before_b = (even ? 20 : 8) * kMs;
+  uint64_t seq = 0;
+  SchedFile s;
+  std::vector<uint64_t> a_seqs, b_seqs;
+  auto iteration = [&] {
+    sleep_ns(before_a);
+    auto a = c.play(proxy, seq++, "AllReduce", 1 << 18, "ncclFloat32", 2, 1 * kMs);
+    a_seqs.push_back(a->seq);
+    proxy.sync();
+    sleep_ns(before_b);
+    auto b = c.play(proxy, seq++, "AllReduce", 1 << 16, "ncclFloat32", 2, 1 * kMs);
+    b_seqs.push_back(b->seq);
+    proxy.sync();
+  };
+  bool got = false;
+  for (const uint64_t end = host_ns() + 15000 * kMs; !got && host_ns() < end;) {
+    iteration();
+    got = read_sched_file(&s);
+  }
+  CHECK(got, "schedd never sent a schedule for the two-phase job");
+  if (!got) return 1;
+  CHECK(wait_for_log("schedule for job 4242: period 50.000 ms", 5000 * kMs), "the plugin never applied the schedule");
+  const size_t learned = a_seqs.size();
+  for (const uint64_t end = host_ns() + 1500 * kMs; host_ns() < end;) iteration();
+  c.finalize();
+  std::string err;
+  std::map<uint64_t, uint64_t> gated_by_seq;
+  for (const TraceRec& r : read_trace(trace_path(), &err)) gated_by_seq[r.seq] = r.gated_ns;
+  size_t a_held = 0, b_held = 0, traced = 0;
+  for (size_t i = learned; i < a_seqs.size(); ++i) {
+    auto ia = gated_by_seq.find(a_seqs[i]), ib = gated_by_seq.find(b_seqs[i]);
+    if (ia == gated_by_seq.end() || ib == gated_by_seq.end()) continue;
+    ++traced;
+    a_held += ia->second > 0;
+    b_held += ib->second > 0;
+  }
+  bool said = false;
+  for (const std::string& l : logged_lines()) said |= l.find("none after a clearly longer pause") != std::string::npos;
+  std::fprintf(stderr, "phases: %zu iterations after the schedule, A held in %zu, B in %zu\n", traced, a_held, b_held);
+  CHECK(traced >= 10, "only %zu iterations traced after the schedule", traced);
+  CHECK(b_held == 0, "the second phase was held in %zu of %zu iterations", b_held, traced);
+  if (even) {
+    CHECK(a_held == 0, "with no pause standing out the first phase was held in %zu of %zu iterations", a_held, traced);
+    CHECK(said, "no log line that no burst is held");
+  } else {
+    CHECK(a_held * 10 >= traced * 9, "the forward pass's burst was held in only %zu of %zu iterations", a_held, traced);
+    CHECK(!said, "the plugin said no burst opens the iteration");
+  }
+  return 0;
+}
+
 // ---------------------------------------------------------------- cuda
 int scenario_cuda() {
   ProfilerV5* t = load_or_die();
@@ -739,6 +801,7 @@ int main(int argc, char** argv) {
   else if (what == "replay") rc = scenario_replay();
   else if (what == "flood") rc = scenario_flood();
   else if (what == "schedd" && argc > 2) rc = scenario_schedd(argv[2]);
+  else if (what == "phases") rc = scenario_phases(argc > 2 && std::string(argv[2]) == "even");
   else if (what == "cuda") rc = scenario_cuda();
   else if (what == "no-libcuda") rc = scenario_no_libcuda();
   else if (what == "auto" && argc > 2) rc = scenario_auto(argv[2]);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run-with-schedd.sh MODE HARNESS ARGS...: runs the NCCL harness against a
-# scripted schedd in MODE (ok, die, garbage, hang) or none (nothing listens),
+# scripted schedd in MODE (ok, die, phases, garbage, hang) or none (nothing listens),
 # with a private munged, temp dir and port; everything is stopped on exit and
 # every wait is bounded. Extra environment (HARMONICS_GATE, LD_LIBRARY_PATH,
 # NCCL_PROFILER_PLUGIN) comes from the caller. With USE_CONF=1 the plugin
@@ -38,7 +38,7 @@ else
 fi
 "$@"
 RC=$?
-if [ "$MODE" = ok ] || [ "$MODE" = die ]; then
+if [ "$MODE" = ok ] || [ "$MODE" = die ] || [ "$MODE" = phases ]; then
   # It exits by itself once the hook hung up; give it 5 s.
   i=0
   while kill -0 "$SCHEDD_PID" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done

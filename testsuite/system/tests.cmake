@@ -93,6 +93,14 @@ foreach(_v plain asan tsan)
   set_tests_properties(${_n}.cuda-gate PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing
     ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_lib}:${_nccl}/fakecuda;HARMONICS_GATE=cuda;FAKE_CUDA_SECOND_CONTEXT=1")
 endforeach()
+# A job of two phases per iteration: only the forward pass's burst is held,
+# or none when no pause stands out.
+foreach(_p phases phases-even)
+  string(REPLACE "phases-" "" _arg ${_p})
+  add_test(nccl.${_p} ${_nccl_run} phases ${_nccl}/harness phases ${_arg})
+  set_tests_properties(nccl.${_p} PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing
+    ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_nccl_lib};HARMONICS_GATE=host")
+endforeach()
 # Schedd address, munged socket and settings found through harmonics.conf.
 add_test(nccl.conf-schedd ${_nccl_run} ok ${_nccl}/harness schedd ok)
 set_tests_properties(nccl.conf-schedd PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing RUN_SERIAL TRUE
