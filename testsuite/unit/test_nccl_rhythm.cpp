@@ -317,3 +317,17 @@ TEST(NcclRhythm, OnlyAForwardPassThatStandsOutOpensAnIteration) {
   r.valid = false;
   EXPECT_EQ(opening_pause_ns(r), 0u);
 }
+
+TEST(NcclRhythm, TheThresholdOutlivesASpellWithoutEstimate) {
+  Rhythm r;
+  r.valid = true;
+  r.phases = {Phase{0, kMs, 1, 30 * kMs, 0}, Phase{40 * kMs, kMs, 1, 8 * kMs, 0}};
+  const uint64_t two = next_opening_pause_ns(0, r);
+  EXPECT_EQ(two, 19 * kMs);
+  r.valid = false;  // an evaluation step: no estimate for a while
+  EXPECT_EQ(next_opening_pause_ns(two, r), two);  // still only the forward pass is held
+  r.valid = true;
+  r.phases.resize(1);  // the job now has one phase: every burst opens an iteration
+  EXPECT_EQ(next_opening_pause_ns(two, r), 0u);
+  EXPECT_EQ(next_opening_pause_ns(0, Rhythm{}), 0u);  // nothing learnt yet: every burst
+}

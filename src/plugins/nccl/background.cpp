@@ -35,7 +35,7 @@ void expire_records(Plugin& p, uint64_t now) {
 void publish_rhythm(Plugin& p, RhythmEstimator& est, uint64_t now) {
   est.flush(now);
   Rhythm r = est.estimate();
-  const uint64_t opening = opening_pause_ns(r);
+  const uint64_t opening = next_opening_pause_ns(p.iteration_pause_ns.load(std::memory_order_relaxed), r);
   if (opening == kNoOpening)
     log_once(Once::Opening, "%zu phases per iteration and none after a clearly longer pause: no burst is held",
              r.phases.size());

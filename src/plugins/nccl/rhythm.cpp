@@ -181,6 +181,8 @@ uint64_t opening_pause_ns(const Rhythm& r) {
   return (r.phases[0].pause_ns + second) / 2;
 }
 
+uint64_t next_opening_pause_ns(uint64_t previous, const Rhythm& r) { return r.valid ? opening_pause_ns(r) : previous; }
+
 Rhythm RhythmEstimator::estimate() const {
   Rhythm r;
   for (int m = 1; m <= kMaxBurstsPerIteration; ++m)

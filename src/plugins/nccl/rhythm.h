@@ -81,6 +81,11 @@ class RhythmEstimator {
 // would make each phase wait for the iteration's slot.
 constexpr uint64_t kNoOpening = UINT64_MAX;
 uint64_t opening_pause_ns(const Rhythm& r);
+// The threshold the gate goes on with after a new estimate: the estimate's,
+// or while there is none (a window straddling an evaluation step, a change
+// of rhythm) the one before. Reset to 0 then, a job of several phases had
+// every burst held and each later phase waited for the iteration's slot.
+uint64_t next_opening_pause_ns(uint64_t previous, const Rhythm& r);
 
 // Median of v (v is reordered); 0 for an empty vector.
 uint64_t median_of(std::vector<uint64_t>& v);
