@@ -410,7 +410,6 @@ void Coordd::handle_register(wire::Listener* via, wire::Connection& c, const Har
     l.listen = r.listen ? r.listen : "";
     l.epoch = r.has_epoch ? r.epoch : 0;
     l.last_seen = mono_s();
-    l.registered = true;
     for (std::size_t i = 0; i < r.n_jobs; ++i) merge_leaf_job(l.name, *r.jobs[i], true);
     HLOG_INFO("schedd of leaf %s registered from %s with %zu jobs", l.name.c_str(), c.peer().c_str(), r.n_jobs);
     assign_owners();
@@ -661,14 +660,17 @@ void Coordd::assign_owners() {
 bool Coordd::registrations_settled() {
     if (registrations_settled_) return true;
     bool any_configured = false;
-    for (SwitchId s : topo_.leaves()) any_configured |= !schedd_address(cfg_, topo_, s).empty();
-    std::vector<std::string> missing;
+    std::vector<std::string> missing, missing_configured;   // leaves not heard of since the start
     for (SwitchId s : topo_.leaves()) {
         const std::string& name = topo_.sw(s).name;
-        if (any_configured && schedd_address(cfg_, topo_, s).empty()) continue;
+        const bool configured = !schedd_address(cfg_, topo_, s).empty();
+        any_configured |= configured;
         auto it = leaves_.find(name);
-        if (it == leaves_.end() || !it->second.registered) missing.push_back(name);
+        if (it != leaves_.end() && it->second.last_seen > 0) continue;
+        missing.push_back(name);
+        if (configured) missing_configured.push_back(name);
     }
+    if (any_configured) missing.swap(missing_configured);
     const double waited = mono_s() - started_, grace = coordd_retry_max_s(cfg_) + cfg_.epoch_s;
     if (!missing.empty() && waited < grace) return false;
     if (!missing.empty())

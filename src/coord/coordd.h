@@ -77,11 +77,10 @@ struct CoordJob {
 struct LeafLink {
     std::string name;
     std::uint64_t conn = 0;             // 0: not connected
-    bool registered = false;            // since this coordd started
     wire::Listener* via = nullptr;
     std::string listen;
     std::uint64_t epoch = 0;
-    double last_seen = 0;
+    double last_seen = 0;               // 0: not heard of since this coordd started
     double predicted_cost = 0;
     double decide_wall_s = 0;
     double uplink_load = 0;

@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[1], port_file = argv[2], sched_file = argv[3];
+  const bool schedules = mode == "ok" || mode == "die" || mode == "phases";  // modes that push a schedule
   const int64_t job = std::strtoll(argv[4], nullptr, 10);
   const double deadline = now_s() + std::atof(argv[5]);
   const int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -207,12 +208,11 @@ int main(int argc, char** argv) {
     ++conns;
     serve(fd, mode, sched_file, job, deadline, &res);
     ::close(fd);
-    if ((mode == "ok" || mode == "die" || mode == "phases") && res.scheduled) break;  // hook went away after its run
+    if (schedules && res.scheduled) break;  // hook went away after its run
   }
   std::fprintf(stderr, "schedd: %d connection(s); hello %d register %d report %d schedule %d\n", conns, res.hello,
                res.registered, res.reported, res.scheduled);
-  if (mode == "ok" || mode == "die" || mode == "phases")
-    return res.hello && res.registered && res.reported && res.scheduled ? 0 : 1;
+  if (schedules) return res.hello && res.registered && res.reported && res.scheduled ? 0 : 1;
   if (mode == "garbage") return res.hello && conns >= 2 ? 0 : 1;  // the hook reconnected after the garbage
   return conns >= 1 ? 0 : 1;
 }

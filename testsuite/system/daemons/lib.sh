@@ -198,12 +198,12 @@ settled() {
         fail "job $1's schedule still changed at $last s of $RUN_S s: $(grep -c "^SCHED job=$1 " "$T/h$1-a.out") changes"
 }
 
-# coordd killed (-9) and started again, its log so far kept as
-# coordd-first.log; back once the four schedds have re-registered and a few
-# ticks have passed (a coordd that had forgotten a plan would plan it anew).
-# restart_coordd [LATE_LEAF]: kill -9 coordd and start it again; LATE_LEAF's
-# schedd is stopped meanwhile and resumed two epochs after the other three
-# registered (a schedd that comes back late, as one at its retry backoff).
+# restart_coordd [LATE_LEAF]: coordd killed (-9) and started again, its log so
+# far kept as coordd-first.log; back once the four schedds have re-registered
+# and a few ticks have passed (a coordd that had forgotten a plan would plan it
+# anew). LATE_LEAF's schedd is stopped meanwhile and resumed two epochs after
+# the other three registered (a schedd that comes back late, as one at its
+# retry backoff).
 restart_coordd() {
     local late=${1:-} pid=""
     [ -n "$late" ] && { eval "pid=\$SCHEDD_PID_$late"; kill -STOP "$pid"; }
