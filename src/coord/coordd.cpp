@@ -54,9 +54,13 @@ void fill_info(JobInfoBuf& b, const CoordJob& j, const std::string& state) {
     }
     b.state = state;
     b.info.state = const_cast<char*>(b.state.c_str());
-    if (j.run_free) {
+    if (runs_free(j)) {
         b.info.has_run_free = 1;
         b.info.run_free = 1;
+    }
+    if (!j.holds) {
+        b.info.has_holds = 1;
+        b.info.holds = 0;
     }
     if (j.adopted) {
         b.info.has_adopted = 1;
@@ -285,7 +289,7 @@ std::string Coordd::job_state(const CoordJob& j) const {
     if (j.ended) return "ended";
     if (j.decision && j.decision->gated) return "scheduled";
     if (j.views.empty()) return "waiting";
-    return "free";
+    return j.holds ? "free" : "measuring";   // measuring: free, since its ranks do not hold their collectives
 }
 
 void Coordd::handle_job_event(wire::Connection& c, const Harmonics__JobEvent& e) {
@@ -355,6 +359,8 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     v.ranks = lj.has_ranks_reporting ? lj.ranks_reporting : 0;
     v.slack_used = lj.has_slack_used && leaf_settled(leaf) ? lj.slack_used : 0;
     v.adopt = lj.has_adopt && lj.adopt && leaf_settled(leaf);
+    v.holds = !lj.has_holds || lj.holds;
+    update_holds(j);
     v.phases.clear();
     for (std::size_t k = 0; k < lj.n_phases && k < sched::JobAggregate::kMaxPhases; ++k)
         v.phases.push_back({lj.phases[k]->start_offset_s, lj.phases[k]->duration_s,
@@ -392,6 +398,36 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
         j.decision_epoch = s->has_epoch ? s->epoch : 0;
         comment_soon();
     }
+}
+
+// A job holds while every leaf's ranks do. One that stops runs free on every
+// leaf (its owner's plan included), and leaves its phase family: windows
+// are promises it cannot keep.
+void Coordd::update_holds(CoordJob& j) {
+    const bool holds = std::all_of(j.views.begin(), j.views.end(), [](const auto& v) { return v.second.holds; });
+    if (holds == j.holds) return;
+    j.holds = holds;
+    if (!holds) {
+        std::string where;
+        for (const auto& [leaf, v] : j.views)
+            if (!v.holds) where += (where.empty() ? "" : ",") + leaf;
+        HLOG_INFO("job %lld: ranks on leaf %s do not hold their collectives (measuring only); it runs free on every "
+                  "leaf%s",
+                  (long long)j.id, where.c_str(), grouped(j) ? " and leaves its phase family" : "");
+        if (grouped(j)) {
+            j.owner.clear();
+            j.decision.reset();
+            assign_owners();
+        }
+    } else {
+        HLOG_INFO("job %lld: every rank holds its collectives again; owner %s may gate it", (long long)j.id,
+                  j.owner.empty() ? "-" : j.owner.c_str());
+    }
+    if (j.leaves.size() > 1) {
+        settle_slack(j);
+        notify_leaves(j);
+    }
+    comment_soon();
 }
 
 void Coordd::handle_register(wire::Listener* via, wire::Connection& c, const Harmonics__ScheddRegister& r) {
@@ -465,7 +501,7 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end()) continue;
         CoordJob& j = it->second;
-        if (j.ended || j.run_free || grouped(j) || j.leaves.size() < 2 || !j.decision || !j.decision->gated) continue;
+        if (j.ended || runs_free(j) || grouped(j) || j.leaves.size() < 2 || !j.decision || !j.decision->gated) continue;
         Over o{0, id, ""};
         for (const auto& [leaf, v] : j.views)
             if (v.slack_used > o.used) o = {v.slack_used, id, leaf};
@@ -521,7 +557,7 @@ CoordJob* Coordd::guest_on(const std::string& leaf, CoordJob& victim) {
     CoordJob* g = nullptr;
     double most = -1;
     for (auto& [id, k] : jobs_) {
-        if (!k.adopted || k.ended || k.run_free || !k.decision || !k.decision->gated || !k.leaves.count(leaf)) continue;
+        if (!k.adopted || k.ended || runs_free(k) || !k.decision || !k.decision->gated || !k.leaves.count(leaf)) continue;
         auto v = k.views.find(leaf);
         const double load = v != k.views.end() ? v->second.uplink_load : 0;
         if (load > most) {
@@ -548,7 +584,7 @@ void Coordd::check_adopt(const std::vector<JobId>& ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end()) continue;
         CoordJob& j = it->second;
-        if (j.ended || j.run_free || j.reowned || grouped(j) || j.leaves.size() < 2 || !j.decision ||
+        if (j.ended || runs_free(j) || j.reowned || grouped(j) || j.leaves.size() < 2 || !j.decision ||
             j.decision->gated || !settled(j))
             continue;
         auto owner = leaves_.find(j.owner);
@@ -601,7 +637,7 @@ void Coordd::end_run_free(double now) {
         if (!j.run_free || j.ended || now < j.run_free_until) continue;
         j.run_free = false;
         settle_slack(j);
-        HLOG_INFO("job %lld: its owner %s may gate it again", (long long)id, j.owner.c_str());
+        if (j.holds) HLOG_INFO("job %lld: its owner %s may gate it again", (long long)id, j.owner.c_str());
         notify_leaves(j);
     }
 }
@@ -699,7 +735,7 @@ void Coordd::plan_groups() {
     std::map<JobId, JobDecision> previous;
     std::map<JobId, SwitchId> owners;
     for (auto& [id, j] : jobs_) {
-        if (j.ended || j.leaves.size() < 2) continue;
+        if (j.ended || j.leaves.size() < 2 || !j.holds) continue;
         JobProfile p;
         if (!profile_of(j, &p)) continue;   // nothing measured yet
         if (grouped(j) && j.decision) previous[id] = *j.decision;

@@ -44,6 +44,7 @@ struct LeafView {                       // one leaf's report on a job
     int ranks = 0;
     double slack_used = 0;              // share of the job's slack this leaf's collisions take (gated cross-leaf jobs)
     bool adopt = false;                 // the leaf asks to own the job (free, it takes gated jobs there past their slack)
+    bool holds = true;                  // false: a rank of the job there does not hold its collectives
 };
 
 struct CoordJob {
@@ -72,7 +73,14 @@ struct CoordJob {
     int run_free_times = 0;
     bool reowned = false;               // handed to the leaf where it collided (once)
     bool adopted = false;               // ... a free job, to a leaf that asked for it: a guest there
+    // Every rank holds its collectives (LeafJob.holds on all its leaves): a
+    // job that does not runs free on every leaf and joins no family.
+    bool holds = true;
 };
+
+// Whether every leaf runs the job free: for its collisions, or because it
+// does not hold its collectives to a schedule.
+inline bool runs_free(const CoordJob& j) { return j.run_free || !j.holds; }
 
 struct LeafLink {
     std::string name;
@@ -107,6 +115,7 @@ private:
     void handle_proposal(wire::Connection& c, const Harmonics__LeafProposal& p);
     void handle_query(wire::Connection& c, const Harmonics__CtlQuery& q);
     void merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& lj, bool registering);
+    void update_holds(CoordJob& j);
 
     CoordJob& job(JobId id);
     void set_nodes(CoordJob& j, const std::string& node_list);

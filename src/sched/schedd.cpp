@@ -302,6 +302,9 @@ void Schedd::handle_report(wire::Connection& c, const Harmonics__ProfileReport& 
     }
     reports_.fetch_add(1, std::memory_order_relaxed);
     j.last_report_s = mono_s();
+    if (r.has_holds && !r.holds) j.not_holding[r.rank] = j.last_report_s;
+    else j.not_holding.erase(r.rank);
+    update_holds(j, j.last_report_s);
     if (r.has_clock_offset_s && !j.clock_seen) {
         // Schedules are absolute times: a hook whose clock is off ours by
         // more than ClockTolerance opens its gates at the wrong moments.
@@ -314,8 +317,7 @@ void Schedd::handle_report(wire::Connection& c, const Harmonics__ProfileReport& 
     }
     if (!j.summary) {
         // Arrival: the job has a rhythm now; decide without waiting for the epoch.
-        double fresh = std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s);
-        j.summary = j.agg.summarize(j.last_report_s, fresh);
+        j.summary = j.agg.summarize(j.last_report_s, fresh_s());
         HLOG_INFO("job %lld arrived (period %.1f ms)", (long long)j.id, j.summary ? j.summary->period_s * 1e3 : 0);
         decide_soon();
     }
@@ -369,13 +371,31 @@ void Schedd::react_soon() {
 void Schedd::on_epoch() {
     double now = mono_s();
     expire_jobs(now);
-    double fresh = std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s);
     for (auto& [id, j] : jobs_) {
-        auto s = j.agg.summarize(now, fresh);
+        auto s = j.agg.summarize(now, fresh_s());
         if (s) j.summary = s;
+        update_holds(j, now);
     }
     decide(Trigger::Epoch);
     send_proposal();
+}
+
+// A job holds its collectives while no fresh report of one of its ranks
+// says otherwise; one that does not is planned as running free (its
+// neighbours are planned around it at a random phase, not at a shift it
+// would never keep), and coordd hears it for the job's other leaves.
+void Schedd::update_holds(SchedJob& j, double now) {
+    for (auto it = j.not_holding.begin(); it != j.not_holding.end();)
+        it = now - it->second > fresh_s() ? j.not_holding.erase(it) : std::next(it);
+    const bool holds = j.not_holding.empty();
+    if (holds == j.holds) return;
+    j.holds = holds;
+    if (!holds)
+        HLOG_INFO("job %lld: rank %d does not hold its collectives (measuring only): planned as running free",
+                  (long long)j.id, j.not_holding.begin()->first);
+    else
+        HLOG_INFO("job %lld: every rank reporting holds its collectives again", (long long)j.id);
+    decide_soon();
 }
 
 void Schedd::expire_jobs(double now) {
@@ -446,7 +466,7 @@ bool Schedd::decide(Trigger why) {
             idle.push_back(id);
             continue;
         }
-        if (j.run_free) pb.fixed[id] = JobDecision{};
+        if (plans_free(j)) pb.fixed[id] = JobDecision{};
         else if (!owns(j)) pb.fixed[id] = j.fixed ? *j.fixed : JobDecision{};
         else if (j.decision) pb.previous[id] = *j.decision;
         pb.jobs.push_back(std::move(p));
@@ -468,9 +488,9 @@ bool Schedd::decide(Trigger why) {
                                                                : "coordd's news";
     for (auto& [id, j] : jobs_) {
         if (!j.summary) continue;
-        JobDecision d;   // free unless decided (and free while coordd says so)
-        if (!j.run_free && !owns(j) && j.fixed) d = *j.fixed;
-        if (!j.run_free && owns(j))
+        JobDecision d;   // free unless decided (and free while coordd says so, or it does not hold)
+        if (!plans_free(j) && !owns(j) && j.fixed) d = *j.fixed;
+        if (!plans_free(j) && owns(j))
             if (auto r = res.jobs.find(id); r != res.jobs.end()) d = r->second;
         d.owner_leaf = owns(j) ? leaf_ : topo_.find_switch(j.owner_leaf);
         if (!j.decision || !same_gate(*j.decision, d)) {
@@ -556,7 +576,7 @@ void Schedd::choose_adoption(const std::vector<JobProfile>& profiles) {
             pb.jobs.push_back(p);
             pb.fixed[p.id] = *j.decision;
             gated = true;
-        } else if (is_cross_leaf(j) && !owns(j) && !j.run_free) {
+        } else if (is_cross_leaf(j) && !owns(j) && !plans_free(j)) {
             pb.jobs.push_back(p);   // not in pb.fixed: free at a random phase
             if (!want || j.uplink_load > want->uplink_load) want = &j;
         }
@@ -622,6 +642,10 @@ void Schedd::fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics_
     if (j.adopt) {
         lj->has_adopt = 1;
         lj->adopt = 1;
+    }
+    if (!j.holds) {
+        lj->has_holds = 1;
+        lj->holds = 0;
     }
     if (j.decision && owns(j)) {
         // An owner only for cross-leaf jobs: a leaf-local job is no one else's business.

@@ -6,6 +6,7 @@
 // deciding for its own jobs and keeps the last decision for the others.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -66,6 +67,11 @@ struct SchedJob {
     bool adopt = false;                      // free, owned elsewhere, takes our gated jobs past their slack: ask for it
     bool adopted = false;                    // coordd: handed over because it took a leaf's gated jobs past their slack
     bool handed_over = false;                // coordd: handed over once (conflict or adoption), not again
+    // Ranks whose last report said they do not hold their collectives
+    // (ProfileReport.holds), and when (monotonic); a rank that says it holds
+    // again, or stops reporting, leaves.
+    std::map<int, double> not_holding;
+    bool holds = true;                       // no fresh report says otherwise: plan it gated where it pays
 };
 
 class Schedd {
@@ -128,6 +134,10 @@ private:
     void expire_jobs(double now);
     bool is_cross_leaf(const SchedJob& j) const;
     bool owns(const SchedJob& j) const;
+    bool plans_free(const SchedJob& j) const { return j.run_free || !j.holds; }
+    void update_holds(SchedJob& j, double now);
+    // A rank's report counts this long (the aggregate's freshness window).
+    double fresh_s() const { return std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s); }
 
     static void epoch_cb(int, short, void* arg);
     static void soon_cb(int, short, void* arg);

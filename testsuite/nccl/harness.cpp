@@ -335,6 +335,15 @@ bool read_sched_file(SchedFile* s) {
   return static_cast<bool>(in >> s->origin >> s->shift >> s->period >> s->late);
 }
 
+// What the plugin's last report told the scripted schedd about holding its
+// collectives: "1", "0", "absent", or "" before any report.
+std::string last_report_holds() {
+  std::ifstream in(env_or("HARMONICS_TEST_SCHEDULE_FILE", "/nonexistent") + std::string(".holds"));
+  std::string h;
+  in >> h;
+  return h;
+}
+
 // Waits (bounded) until the plugin logged a line containing `what`.
 bool wait_for_log(const std::string& what, uint64_t limit) {
   const uint64_t end = host_ns() + limit;
@@ -361,23 +370,55 @@ uint64_t expected_release(const SchedFile& s, uint64_t now, uint64_t tol) {
   return since <= late_ok ? now : now + (s.period - since);
 }
 
-// Iterations of `compute` then a burst of two AllReduces, until the schedd
-// writes the schedule it sent or `limit` passes. Returns whether it did.
+// One iteration: 18 ms of compute, then a burst of two AllReduces.
+void play_iteration(Comm& c, ProxyThread& proxy, uint64_t* seq, std::vector<std::shared_ptr<Played>>* played) {
+  sleep_ns(18 * kMs);
+  for (int k = 0; k < 2; ++k) {
+    auto p = c.play(proxy, (*seq)++, "AllReduce", 1 << 18, "ncclFloat32", 2, 1 * kMs, reinterpret_cast<void*>(0x5eed));
+    p->bytes = (1 << 18) * 4;
+    played->push_back(p);
+  }
+  proxy.sync();
+}
+
+// Iterations until the schedd writes the schedule it sent or `limit`
+// passes. Returns whether it did.
 bool learn_phase(Comm& c, ProxyThread& proxy, uint64_t* seq, uint64_t limit, SchedFile* s,
                  std::vector<std::shared_ptr<Played>>* played) {
   const uint64_t end = host_ns() + limit;
   while (host_ns() < end) {
     if (read_sched_file(s)) return true;
-    sleep_ns(18 * kMs);
-    for (int k = 0; k < 2; ++k) {
-      auto p = c.play(proxy, (*seq)++, "AllReduce", 1 << 18, "ncclFloat32", 2, 1 * kMs, reinterpret_cast<void*>(0x5eed));
-      p->bytes = (1 << 18) * 4;
-      played->push_back(p);
-    }
-    proxy.sync();
+    play_iteration(c, proxy, seq, played);
     if (read_sched_file(s)) return true;
   }
   return false;
+}
+
+// HARMONICS_GATE=off (Gate=no: a node that only measures): the reports go
+// to schedd all the same, each saying this rank does not hold its
+// collectives, so schedd plans the job as running free; a schedule that
+// comes anyway is never kept.
+int scenario_measuring() {
+  ProfilerV5* t = load_or_die();
+  ProxyThread proxy;
+  Comm c(t, 0x3ea5, 2, 3, kGpuBehind);
+  uint64_t seq = 0;
+  SchedFile s;
+  std::vector<std::shared_ptr<Played>> played;
+  const bool got = learn_phase(c, proxy, &seq, 15000 * kMs, &s, &played);
+  CHECK(got, "schedd never sent a schedule");
+  if (!got) return 1;
+  CHECK(wait_for_log("schedule for job 4242: period 50.000 ms", 5000 * kMs), "the plugin never applied the schedule");
+  const size_t learned = played.size();
+  for (const uint64_t end = host_ns() + 500 * kMs; host_ns() < end;) play_iteration(c, proxy, &seq, &played);
+  const std::string holds = last_report_holds();
+  c.finalize();
+  std::fprintf(stderr, "measuring: last report holds=%s, %zu collectives after the schedule\n", holds.c_str(),
+               played.size() - learned);
+  CHECK(holds == "0", "with Gate=off the reports say holds=%s", holds.c_str());
+  check_call_times(call_times(played, learned, played.size()), "Gate=off after a schedule");
+  check_trace(played, 500000, true);
+  return 0;
 }
 
 int scenario_schedd(const std::string& mode) {
@@ -445,6 +486,7 @@ int scenario_schedd(const std::string& mode) {
       CHECK(l.find("ungated") == std::string::npos, "the plugin went ungated: %s", l.c_str());
     std::fprintf(stderr, "gate: %zu releases checked, worst %.3f ms from the slot\n", gated_checked, double(worst) / 1e6);
     CHECK(gated_checked >= 10, "only %zu gated collectives", gated_checked);
+    CHECK(last_report_holds() == "1", "a gated rank's reports say holds=%s", last_report_holds().c_str());
   }
   if (mode == "garbage") {
     bool said = false;
@@ -561,6 +603,8 @@ int scenario_phases(bool even) {
   CHECK(wait_for_log("schedule for job 4242: period 50.000 ms", 5000 * kMs), "the plugin never applied the schedule");
   const size_t learned = a_seqs.size();
   for (const uint64_t end = host_ns() + 1500 * kMs; host_ns() < end;) iteration();
+  // A job that holds no burst says so, and schedd plans it as running free.
+  const std::string holds = last_report_holds();
   c.finalize();
   std::string err;
   std::map<uint64_t, uint64_t> gated_by_seq;
@@ -581,7 +625,9 @@ int scenario_phases(bool even) {
   if (even) {
     CHECK(a_held == 0, "with no pause standing out the first phase was held in %zu of %zu iterations", a_held, traced);
     CHECK(said, "no log line that no burst is held");
+    CHECK(holds == "0", "the plugin's reports say holds=%s with no burst held", holds.c_str());
   } else {
+    CHECK(holds == "1", "the plugin's reports say holds=%s while it holds the forward pass", holds.c_str());
     CHECK(a_held * 10 >= traced * 9, "the forward pass's burst was held in only %zu of %zu iterations", a_held, traced);
     CHECK(!said, "the plugin said no burst opens the iteration");
   }
@@ -801,13 +847,14 @@ int main(int argc, char** argv) {
   else if (what == "replay") rc = scenario_replay();
   else if (what == "flood") rc = scenario_flood();
   else if (what == "schedd" && argc > 2) rc = scenario_schedd(argv[2]);
+  else if (what == "measuring") rc = scenario_measuring();
   else if (what == "phases") rc = scenario_phases(argc > 2 && std::string(argv[2]) == "even");
   else if (what == "cuda") rc = scenario_cuda();
   else if (what == "no-libcuda") rc = scenario_no_libcuda();
   else if (what == "auto" && argc > 2) rc = scenario_auto(argv[2]);
   else if (what == "real-schedd" && argc > 2) rc = scenario_real_schedd(argv[2]);
   else {
-    std::fprintf(stderr, "usage: %s load|replay|flood|schedd MODE|cuda|no-libcuda|auto cuda|off\n", argv[0]);
+    std::fprintf(stderr, "usage: %s load|replay|flood|schedd MODE|measuring|phases [even]|cuda|no-libcuda|auto cuda|off\n", argv[0]);
     return 2;
   }
   if (!own_trace.empty()) {

@@ -121,8 +121,16 @@ void serve(int fd, const std::string& mode, const std::string& sched_file, int64
       res->registered |= r.job_id == job && r.has_comm_id && r.has_n_nodes && r.n_nodes == 2;
     } else if (env->body_case == HARMONICS__ENVELOPE__BODY_PROFILE_REPORT) {
       const Harmonics__ProfileReport& r = *env->profile_report;
-      std::fprintf(stderr, "schedd: report job %" PRId64 " rank %d period %.4f s, %zu phases, %" PRIu64 " iterations\n",
-                   r.job_id, r.rank, r.period_s, r.n_phases, r.has_iterations ? r.iterations : 0);
+      const char* holds = !r.has_holds ? "absent" : r.holds ? "1" : "0";
+      std::fprintf(stderr, "schedd: report job %" PRId64 " rank %d period %.4f s, %zu phases, %" PRIu64
+                   " iterations, holds %s\n",
+                   r.job_id, r.rank, r.period_s, r.n_phases, r.has_iterations ? r.iterations : 0, holds);
+      {  // the last report's word on holding, for the harness (SCHEDULE_FILE.holds)
+        std::ofstream f(sched_file + ".holds.tmp");
+        f << holds << "\n";
+        f.close();
+        std::rename((sched_file + ".holds.tmp").c_str(), (sched_file + ".holds").c_str());
+      }
       // The harness plays 18 ms of compute and a ~2.5 ms burst of two
       // all-reduces of S = 1 MiB on a communicator of 8 ranks (2 nodes). A
       // phase's bytes are bytes per ring edge: 2 · 2(n-1)/n · S = 2 · 7/4 · S.

@@ -40,7 +40,7 @@ set_tests_properties(sim.quickstart PROPERTIES TIMEOUT 60)
 # dir and ports; the lock keeps their timing-sensitive parts apart on the
 # shared 2-core machine. Exit 77 = skipped.
 set(_daemons ${HARMONICS_SRCDIR}/testsuite/system/daemons)
-foreach(_t basic coordd_restart security badframes conflict adopt groups free_rider)
+foreach(_t basic coordd_restart security badframes conflict adopt groups free_rider measuring)
   add_test(daemons.${_t} ${_daemons}/daemons_${_t}.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
   set_tests_properties(daemons.${_t} PROPERTIES TIMEOUT 120 RESOURCE_LOCK harmonics_daemons
     SKIP_RETURN_CODE 77)
@@ -101,6 +101,10 @@ foreach(_p phases phases-even)
   set_tests_properties(nccl.${_p} PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing
     ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_nccl_lib};HARMONICS_GATE=host")
 endforeach()
+# A node that only measures (Gate=no) tells schedd so in every report.
+add_test(nccl.measuring ${_nccl_run} ok ${_nccl}/harness measuring)
+set_tests_properties(nccl.measuring PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing
+  ENVIRONMENT "${_nccl_env};LD_LIBRARY_PATH=${_nccl_lib};HARMONICS_GATE=off")
 # Schedd address, munged socket and settings found through harmonics.conf.
 add_test(nccl.conf-schedd ${_nccl_run} ok ${_nccl}/harness schedd ok)
 set_tests_properties(nccl.conf-schedd PROPERTIES TIMEOUT 120 RESOURCE_LOCK nccl_timing RUN_SERIAL TRUE

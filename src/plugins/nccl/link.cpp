@@ -98,6 +98,11 @@ bool send_report(Plugin& p, Client& cl, const Comm& c, std::string* err) {
   rep.iterations = r.iterations;
   rep.has_iteration_start_s = 1;
   rep.iteration_start_s = to_s(r.iteration_start_ns);
+  // schedd plans a job that does not hold as running free: a schedule it
+  // cannot keep would have its neighbours planned around phases it never takes.
+  rep.has_holds = 1;
+  rep.holds = c.gate.load(std::memory_order_relaxed) != GateMode::Off &&
+              p.iteration_pause_ns.load(std::memory_order_relaxed) != kNoOpening;
   if (cl.has_server_offset()) {  // measured at the hello; the field is ours minus the schedd's
     rep.has_clock_offset_s = 1;
     rep.clock_offset_s = -cl.server_offset_s();

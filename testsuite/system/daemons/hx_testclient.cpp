@@ -30,6 +30,7 @@ struct Opts {
     double phase_bytes = 4e8;
     double clock_skew = 0;   // added to the measured clock offset the hooks report
     bool until_scheduled = false, until_gated = false, print_first = false, history = false;
+    bool no_hold = false;    // the hooks say they do not hold their collectives (measuring only)
     Harmonics__Role role = HARMONICS__ROLE__ROLE_HOOK;
 };
 
@@ -112,6 +113,8 @@ int cmd_hooks(const Opts& o) {
                 r.period_s = o.period * (1 + 0.002 * (h->rank % 5));
                 r.n_phases = 1;
                 r.phases = phs;
+                r.has_holds = 1;
+                r.holds = !o.no_hold;
                 if (h->c.has_server_offset()) {   // as the NCCL plugin: ours minus the server's
                     r.has_clock_offset_s = 1;
                     r.clock_offset_s = o.clock_skew - h->c.server_offset_s();
@@ -337,6 +340,7 @@ int main(int argc, char** argv) {
         {"phase-dur", required_argument, nullptr, 'D'}, {"role", required_argument, nullptr, 'o'},
         {"print-first", no_argument, nullptr, 'F'},  {"history", no_argument, nullptr, 'H'},
         {"phase-off", required_argument, nullptr, 'P'},  {"clock-skew", required_argument, nullptr, 'K'},
+        {"no-hold", no_argument, nullptr, 'X'},
         {nullptr, 0, nullptr, 0}};
     int ch;
     optind = 3;
@@ -363,6 +367,7 @@ int main(int argc, char** argv) {
         case 'P': o.phase_off = std::atof(optarg); break;
         case 'F': o.print_first = true; break;
         case 'H': o.history = true; break;
+        case 'X': o.no_hold = true; break;
         case 'o': o.role = std::string(optarg) == "ctl" ? HARMONICS__ROLE__ROLE_CTL : HARMONICS__ROLE__ROLE_HOOK; break;
         default: return 2;
         }

@@ -163,6 +163,22 @@ EOT
 # The schedd port of node nN's leaf (four leaves of four nodes).
 port_of() { local n=${1#n}; echo ${PORT_OF[$(( (n - 1) / 4 * 4 + 1 ))]}; }
 
+# adopt_jobs: the jobs of daemons.adopt and daemons.measuring, in NODES and
+# PHASE for run_two_node_jobs.
+# Slurm says where each job runs: one node on each of its two leaves. Every
+# ring fills the uplink (12.5 GB/s) while it communicates. Jobs 1-3: 25 ms
+# every 100 ms; job 4: 45 ms every 50 ms. The hooks' periods measure 100.0 ms
+# when rack1 plans jobs 1 and 2 (on 101 ms, with the 1 % guard) and about
+# 100.2 ms when rack3 adopts job 3: its own target, 101.2 ms, would put it on
+# 102 ms, drifting across 1 and 2; it must share their 101 ms (the Local
+# Scheduler's newcomer rule; without it this test failed 5 runs in 5).
+adopt_jobs() {
+    local j
+    declare -gA NODES=([1]="n1 n9" [2]="n2 n10" [3]="n5 n11" [4]="n6 n13") PHASE=()
+    for j in 1 2 3; do PHASE[$j]="--period 0.1 --phase-off 0.075 --phase-dur 0.025 --phase-bytes 0.3125e9"; done
+    PHASE[4]="--period 0.05 --phase-off 0.005 --phase-dur 0.045 --phase-bytes 0.5625e9"
+}
+
 # run_two_node_jobs DURATION_S: jobs ${!NODES[@]}, each one rank on each of
 # its two nodes ("nA nB" in NODES[job]) with the phase options PHASE[job],
 # announced to coordd first; waits for every hook, whose output (with
