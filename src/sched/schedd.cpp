@@ -383,8 +383,10 @@ void Schedd::on_epoch() {
 // A job holds its collectives while no fresh report of one of its ranks
 // says otherwise; one that does not is planned as running free (its
 // neighbours are planned around it at a random phase, not at a shift it
-// would never keep), and coordd hears it for the job's other leaves.
+// would never keep), and coordd hears it for the job's other leaves. While
+// no rank reports at all the last word stands, as the job's rhythm does.
 void Schedd::update_holds(SchedJob& j, double now) {
+    if (now - j.last_report_s > fresh_s()) return;
     for (auto it = j.not_holding.begin(); it != j.not_holding.end();)
         it = now - it->second > fresh_s() ? j.not_holding.erase(it) : std::next(it);
     const bool holds = j.not_holding.empty();

@@ -37,6 +37,12 @@ done
 apart 1 2 0.025
 for j in 1 2; do settled $j 3; done
 
+# Its hooks are gone, and the schedds keep their last word: a coordd killed
+# (-9) and restarted learns from them that job 3 does not hold.
+restart_coordd
+ctl show job 3 | grep -q 'RunFree=yes Holds=no' || fail "after a coordd restart: $(ctl show job 3)"
+grep -q 'job 3: every rank holds' "$T"/coordd*.log "$T"/schedd-*.log && fail "job 3 was taken to hold once its hooks left"
+
 # The same job's hooks holding again: it may be gated again, and is (rack3
 # adopts it as in daemons.adopt, and gates it between jobs 1 and 2).
 "$HX_CLIENT" hooks 127.0.0.1:$P2 --jobs 3 --ranks 1 --node n5 --nnodes 2 --duration 4 \
