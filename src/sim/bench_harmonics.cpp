@@ -8,12 +8,13 @@
 //            of generator.h; 0: the original empty-cluster placement)
 //   jct:     simulated runs on generated clusters (--jct-sizes): mean JCT and
 //            slowdown per policy against fair, with churn (--arrivals N at
-//            --arrival-rate) and measurement noise (--jitter X), and how often
+//            --arrival-rate), measurement noise (--jitter X) and jobs whose
+//            hooks only measure (--measuring X, a share of the jobs), and how often
 //            running jobs' schedules were changed (reshuffles)
 // Usage: bench-harmonics [--leaf-jobs N] [--repeat N] [--leaf-periods K] [--sizes 128,1024,8192] [--policies harmonics,cassini]
 //          [--utilisation U] [--placement rack-aware|linear|scattered] [--oversubscription R] [--time-limit S] [--seed N]
 //          [--jct-sizes 128,1024] [--jct-policies fair,harmonics,cassini] [--min-runtime S] [--max-runtime S]
-//          [--arrivals N] [--arrival-rate PER_S] [--jitter X] [--duration S] [--explain 1] [--models NAME,...]
+//          [--arrivals N] [--arrival-rate PER_S] [--jitter X] [--measuring X] [--duration S] [--explain 1] [--models NAME,...]
 //          [--tuning key=value,...]   (LocalTuning of the diagnostic policy harmonics-tuned)
 #include "config.h"
 
@@ -195,6 +196,7 @@ struct BenchOptions {
     int arrivals = 0;
     double arrival_rate = 0.3;
     double jitter = 0;
+    double measuring = 0;  // share of the jobs whose hooks never hold (Gate=no)
     double duration_s = 0;
     bool explain = false;
     std::vector<std::string> models;  // generator's model mix; empty: the whole library
@@ -320,11 +322,12 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
     if (gp.utilisation <= 0 && gp.jobs < 1) gp.jobs = nodes / 6;
     sim::Scenario sc = sim::generate_scenario(gp);
     std::vector<sim::SimJob> placed = sim::prepare_jobs(sc);
+    const int measuring = sim::mark_measuring(placed, o.measuring, o.seed);
     sim::Fragmentation f = sim::fragmentation(sc.topo, sc.specs);
     std::printf("jct-scenario nodes=%d placement=%s utilisation=%.2f jobs=%zu spanning=%d crowded_uplinks=%d arrivals=%d arrival_rate=%.3f jitter=%.3f "
-                "runtime_s=%.0f-%.0f oversubscription=%.1f\n",
+                "runtime_s=%.0f-%.0f oversubscription=%.1f measuring=%d\n",
                 nodes, sim::placement_rule_name(o.placement), o.utilisation, placed.size(), f.spanning, f.crowded_uplinks, o.arrivals, o.arrival_rate, o.jitter,
-                o.min_runtime_s, o.max_runtime_s, o.oversubscription);
+                o.min_runtime_s, o.max_runtime_s, o.oversubscription, measuring);
     sim::EngineConfig ec;
     ec.epoch_s = sc.epoch_s;
     ec.end_s = sc.duration_s;
@@ -405,6 +408,13 @@ int main(int argc, char** argv) {
         else if (a == "--arrivals") o.arrivals = std::atoi(v);
         else if (a == "--arrival-rate") o.arrival_rate = std::atof(v);
         else if (a == "--jitter") o.jitter = std::atof(v);
+        else if (a == "--measuring") {
+            o.measuring = std::atof(v);
+            if (!(o.measuring >= 0 && o.measuring <= 1)) {
+                std::fprintf(stderr, "bench-harmonics: --measuring must be a share in [0, 1], not '%s'\n", v);
+                return 2;
+            }
+        }
         else if (a == "--duration") o.duration_s = std::atof(v);
         else if (a == "--models") o.models = split(v);
         else if (a == "--explain") o.explain = std::atoi(v) != 0;

@@ -58,6 +58,8 @@ void print_usage() {
         "                         (default: harmonics.conf SolverTimeLimit; 1 s without --config)\n"
         "  --compute-jitter X     measurement noise: each iteration's compute time times\n"
         "                         1 +- up to X (uniform, drawn from --seed); e.g. 0.05\n"
+        "  --measuring-share X    a share X of the jobs (drawn from --seed) measure only:\n"
+        "                         their hooks never hold (Gate=no); harmonics plans them free\n"
         "  --gate-cap S           longest a collective is held at the gate (default:\n"
         "                         harmonics.conf GateCap; 0 = up to one period, the next slot)\n"
         "output:\n"
@@ -137,6 +139,7 @@ CliOptions parse_cli(int argc, char** argv) {
         else if (a == "--min-runtime") { o.min_runtime_s = to_double(a, value()); o.generate = true; }
         else if (a == "--max-runtime") { o.max_runtime_s = to_double(a, value()); o.generate = true; }
         else if (a == "--compute-jitter") o.compute_jitter = to_double(a, value());
+        else if (a == "--measuring-share") o.measuring_share = to_double(a, value());
         else if (a == "--oversubscription") o.oversubscription = to_double(a, value());
         else if (a == "--seed") o.seed = static_cast<unsigned>(to_long(a, value()));
         else if (a == "--json") o.json = value();
@@ -148,6 +151,8 @@ CliOptions parse_cli(int argc, char** argv) {
         else throw std::invalid_argument("unknown option '" + a + "' (see --help)");
     }
     if (!(o.compute_jitter >= 0 && o.compute_jitter < 1)) throw std::invalid_argument("--compute-jitter must be in [0, 1)");
+    if (!(o.measuring_share >= 0 && o.measuring_share <= 1))
+        throw std::invalid_argument("--measuring-share must be in [0, 1]");
     if (o.duration_s == 0 || o.epoch_s == 0 || o.time_limit_s == 0)
         throw std::invalid_argument("--duration, --epoch and --time-limit must be > 0");
     if (!o.workload.empty() && (o.generate || !o.scenario.empty()))
@@ -220,6 +225,8 @@ int run(const CliOptions& o) {
     HarmonicsConfig cfg;
     Scenario sc = build_scenario(o, cfg);
     std::vector<SimJob> jobs = prepare_jobs(sc);
+    if (const int n = mark_measuring(jobs, o.measuring_share, o.seed); n > 0)
+        sc.description += " (" + std::to_string(n) + " of " + std::to_string(jobs.size()) + " jobs measuring only)";
     std::vector<std::string> names = o.policies.empty() ? policy_names() : o.policies;
     PolicyOptions popts = policy_options(cfg, o);
     popts.epoch_s = sc.epoch_s;

@@ -25,6 +25,7 @@ struct CliOptions {
     std::string placement = "rack-aware";  // generator's node choice (placement_plan.h)
     std::vector<std::string> models;       // generator's model mix; empty: the whole library
     double compute_jitter = 0;         // measurement noise: ±share of each iteration's compute
+    double measuring_share = 0;        // share of the jobs whose hooks only measure (Gate=no)
     unsigned seed = 1;
     std::string json, csv, out;
     bool quiet = false;

@@ -248,7 +248,7 @@ private:
             return;
         }
         double ready = std::max(now_, s.iter_start + phases[s.next_phase].start_offset_s);
-        if (s.next_phase == 0) {
+        if (s.next_phase == 0 && s.in->profile.holds) {   // a measuring-only job's hook never holds
             double slot = next_slot(s.decision, ready, s.release);
             s.gate_wait = slot - ready;
             ready = slot;

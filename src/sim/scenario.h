@@ -37,6 +37,12 @@ Scenario builtin_scenario(const std::string& name);
 // a bad placement.
 std::vector<SimJob> prepare_jobs(Scenario& scenario);
 
+// Marks round(share · jobs) of `jobs`, drawn from `seed`, as measuring only
+// (JobProfile::holds false): their NCCL hooks run with Gate=no, so they
+// report but never hold a collective. Returns how many were marked; throws
+// std::invalid_argument unless share is in [0, 1].
+int mark_measuring(std::vector<SimJob>& jobs, double share, unsigned seed);
+
 // The timeline window: the scenario's, or four median isolated periods from
 // two epochs after the last arrival, when the policy has had decision rounds.
 void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s);

@@ -2,12 +2,14 @@
 #include "sim/scenario.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "model/model_library.h"
 #include "model/traffic.h"
 #include "sim/generator.h"
 #include "sim/placement_plan.h"
+#include "sim/random.h"
 
 namespace harmonics {
 namespace sim {
@@ -132,6 +134,18 @@ std::vector<SimJob> prepare_jobs(Scenario& scenario) {
         jobs.push_back(std::move(j));
     }
     return jobs;
+}
+
+int mark_measuring(std::vector<SimJob>& jobs, double share, unsigned seed) {
+    if (!(share >= 0 && share <= 1)) throw std::invalid_argument("the measuring share must be in [0, 1]");
+    std::vector<std::size_t> order(jobs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    // A stream of its own: the scenario's draws are the same with or without it.
+    Random rng(0x6d656173ULL ^ seed);
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    const std::size_t n = static_cast<std::size_t>(std::lround(share * static_cast<double>(jobs.size())));
+    for (std::size_t k = 0; k < n; ++k) jobs[order[k]].profile.holds = false;
+    return static_cast<int>(n);
 }
 
 void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s) {

@@ -209,6 +209,47 @@ TEST(GlobalCoordinator, JobsCollidingOnALeafThatOwnsNeitherGoThereAndStay) {
     }
 }
 
+// A job whose ranks do not hold their collectives (Gate=no) keeps no slot:
+// it runs free on every leaf and is never handed over or adopted, while its
+// neighbours are still planned. Four jobs that the conflict pass otherwise
+// gates in pairs; job 1 only measures. A leaf-local job that does not hold
+// runs free too.
+TEST(GlobalCoordinator, AJobThatDoesNotHoldRunsFreeEverywhere) {
+    FourRacks f;
+    const Topology& topo = f.topo;
+    std::vector<JobProfile> jobs = {f.job(1, 0.1, 0.03, {0, 2}, 1.0), f.job(2, 0.1, 0.03, {1, 2}, 1.0),
+                                    f.job(3, 0.1, 0.03, {0, 3}, 1.0), f.job(4, 0.1, 0.03, {1, 3}, 1.0)};
+    LocalScheduler local(harmonics::testing::search_options());
+    ConflictMemory all;
+    const CoordinationResult before = GlobalCoordinator().plan(topo, jobs, {}, local, 0, &all);
+    ASSERT_TRUE(before.jobs.at(1).gated);
+    jobs[0].holds = false;
+    ConflictMemory memory;
+    const CoordinationResult r = GlobalCoordinator().plan(topo, jobs, {}, local, 0, &memory);
+    EXPECT_FALSE(r.jobs.at(1).gated);
+    EXPECT_EQ(r.jobs.at(1).owner_leaf, r.owners.at(1));
+    EXPECT_EQ(memory.adopted.count(1), 0u);
+    EXPECT_EQ(memory.owner.count(1), 0u);
+    EXPECT_TRUE(apart(r, 3, 4, 0.03));   // the pair it leaves is still planned
+    // Warm-started from a plan that gated it, it is still free.
+    const CoordinationResult again = GlobalCoordinator().plan(topo, jobs, before.jobs, local, 1, &memory);
+    EXPECT_FALSE(again.jobs.at(1).gated);
+
+    Topology one = Topology::make_two_level(2, 4, 12.5e9, 4.0);
+    const SwitchId L0 = one.leaves()[0];
+    // Two jobs on rack 0 only (each ring within it, so no uplink): give them
+    // the leaf's links by hand, as periodic_job does for the racks above.
+    std::vector<JobProfile> local_jobs = {
+        periodic_job(one, 1, 0.1, 0.04, leaf_links(one, L0), 1.0),
+        periodic_job(one, 2, 0.1, 0.04, leaf_links(one, L0), 1.0)};
+    const CoordinationResult both = GlobalCoordinator().plan(one, local_jobs, {}, local, 0);
+    ASSERT_TRUE(both.jobs.at(1).gated && both.jobs.at(2).gated);
+    local_jobs[1].holds = false;
+    const CoordinationResult m = GlobalCoordinator().plan(one, local_jobs, {}, local, 0);
+    ASSERT_EQ(m.jobs.count(2), 1u);
+    EXPECT_FALSE(m.jobs.at(2).gated);
+}
+
 // golden/cross-leaf-adopt as a unit: rack1 packs jobs 1 and 2 apart, rack2
 // leaves job 3 free (job 4 crosses rack2 nearly all the time), and on rack3,
 // which owns none of them, free job 3 takes 1 and 2 past their slack. rack3

@@ -385,6 +385,32 @@ TEST(PhaseGroups, CoordinatorFixesFamiliesOnEveryLeaf) {
     for (const auto& [id, d] : o.jobs) EXPECT_LT(d.group, 0);
 }
 
+// A member whose ranks stop holding their collectives (measuring only)
+// leaves the family and runs free on every leaf, its owner's included; the
+// others stay in the family, planned around it at its peak. Fails where the
+// coordinator plans it like the others (it would keep a window).
+TEST(PhaseGroups, AJobThatDoesNotHoldLeavesItsFamilyAndRunsFree) {
+    FourRacks f;
+    std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
+    PolicyOptions po;
+    LocalScheduler local(po, local_tuning(po));
+    GlobalCoordinator with;
+    with.use_phase_groups(phase_group_options(po, local_tuning(po)));
+    const CoordinationResult g = with.plan(f.topo, jobs, {}, local, 0);
+    ASSERT_EQ(g.grouped, 6) << g.groups_explain;
+    JobId gated = -1;
+    for (const JobProfile& j : jobs)
+        if (g.jobs.at(j.id).gated) gated = j.id;
+    ASSERT_GE(gated, 0);
+    for (JobProfile& j : jobs) j.holds = j.id != gated;
+    const CoordinationResult m = with.plan(f.topo, jobs, g.jobs, local, 1);
+    EXPECT_FALSE(m.jobs.at(gated).gated);
+    EXPECT_LT(m.jobs.at(gated).group, 0);
+    EXPECT_EQ(m.grouped, 5) << m.groups_explain;
+    EXPECT_EQ(m.owners.count(gated), 1u);
+    EXPECT_EQ(m.jobs.at(gated).owner_leaf, m.owners.at(gated));
+}
+
 // Random 8-rack clusters full of bert-large rings of 2-4 nodes, 2:1 uplinks:
 // every family's windows are what the plan says, its count of overloaded
 // members is right (recounted here from the loads), and the families it

@@ -53,6 +53,17 @@ double mean_iteration(const JobResult& r) { return r.iteration_time_s / static_c
 // uplink 10 GB/s: one ring's worth, so two cross-rack rings must share it.
 Topology two_racks() { return Topology::make_two_level(2, 2, 10 * kGB, 2.0); }
 
+// Job 1 gated on slots at shift + k·period.
+EngineConfig gated_job1(double period_s, double shift_s) {
+    EngineConfig cfg;
+    JobDecision d;
+    d.gated = true;
+    d.period_s = period_s;
+    d.shift_s = shift_s;
+    cfg.fixed = {{1, d}};
+    return cfg;
+}
+
 }  // namespace
 
 TEST(SimEngine, JobAloneReproducesItsIsolatedPeriod) {
@@ -172,15 +183,7 @@ TEST(SimEngine, GateCountsLateReleasesAndMissedSlots) {
     Topology t = two_racks();
     std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 5)};
     // The job gated at (period, shift): its five releases counted.
-    auto gated = [&](double period_s, double shift_s) {
-        EngineConfig cfg;
-        JobDecision d;
-        d.gated = true;
-        d.period_s = period_s;
-        d.shift_s = shift_s;
-        cfg.fixed = {{1, d}};
-        return simulate(t, jobs, nullptr, cfg);
-    };
+    auto gated = [&](double period_s, double shift_s) { return simulate(t, jobs, nullptr, gated_job1(period_s, shift_s)); };
     EXPECT_EQ(simulate(t, jobs, nullptr, EngineConfig{}).gated_releases, 0);
     // Early for every slot (P = 0.25 > T = 0.2): held each time, never late.
     RunResult early = gated(0.25, 0.1);
@@ -203,12 +206,7 @@ TEST(SimEngine, GateCapBoundsEveryHoldAndGateOffMeasuresOnly) {
     // T = 0.2 s; slots at 0.15 + 0.2k; three iterations. Uncapped: the first
     // collective waits 0.05 s, then every slot is met: 0.25 + 0.2 + 0.2.
     std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 3)};
-    EngineConfig cfg;
-    JobDecision d;
-    d.gated = true;
-    d.period_s = 0.2;
-    d.shift_s = 0.15;
-    cfg.fixed = {{1, d}};
+    EngineConfig cfg = gated_job1(0.2, 0.15);
     EXPECT_NEAR(simulate(t, jobs, nullptr, cfg).jobs[0].finish_s, 0.65, 1e-9);
     // Capped at 0.01 s: held 0.01 s (ready 0.1, slot 0.15): ends 0.21; then
     // ready 0.31, slot 0.35, held 0.01: ends 0.42; ready 0.52, slot 0.55: 0.63.
@@ -217,6 +215,39 @@ TEST(SimEngine, GateCapBoundsEveryHoldAndGateOffMeasuresOnly) {
     // Gate off: the decision is ignored.
     cfg.gate = false;
     EXPECT_NEAR(simulate(t, jobs, nullptr, cfg).jobs[0].finish_s, 0.6, 1e-9);
+}
+
+// A job whose hook only measures never waits at the gate, whatever its
+// decision says; the others still do. And mark_measuring marks the share
+// asked for, the same jobs for the same seed.
+TEST(SimEngine, AJobThatDoesNotHoldIgnoresItsGate) {
+    Topology t = two_racks();
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 3)};
+    EngineConfig cfg = gated_job1(0.2, 0.15);
+    EXPECT_NEAR(simulate(t, jobs, nullptr, cfg).jobs[0].finish_s, 0.65, 1e-9);
+    jobs[0].profile.holds = false;
+    EXPECT_NEAR(simulate(t, jobs, nullptr, cfg).jobs[0].finish_s, 0.6, 1e-9);
+
+    std::vector<SimJob> many(40, jobs[0]);
+    for (std::size_t i = 0; i < many.size(); ++i) {
+        many[i].id = static_cast<JobId>(i + 1);
+        many[i].profile.holds = true;
+    }
+    std::vector<SimJob> again = many, other = many;
+    EXPECT_EQ(mark_measuring(many, 0.25, 7), 10);
+    EXPECT_EQ(mark_measuring(again, 0.25, 7), 10);
+    EXPECT_EQ(mark_measuring(other, 0.25, 8), 10);
+    int marked = 0, same = 0, same_other = 0;
+    for (std::size_t i = 0; i < many.size(); ++i) {
+        marked += !many[i].profile.holds;
+        same += !many[i].profile.holds && !again[i].profile.holds;
+        same_other += !many[i].profile.holds && !other[i].profile.holds;
+    }
+    EXPECT_EQ(marked, 10);
+    EXPECT_EQ(same, 10);
+    EXPECT_LT(same_other, 10);
+    EXPECT_EQ(mark_measuring(again, 0, 7), 0);
+    EXPECT_THROW(mark_measuring(again, 1.5, 7), std::invalid_argument);
 }
 
 TEST(SimEngine, StrictPriorityServesTheHigherClassFirst) {

@@ -55,6 +55,11 @@ struct JobProfile {
     std::vector<CommPhase> phases;   // usually one (gradient all-reduce)
     double isolated_period_s = 0;    // T_j on an idle fabric
     double measured_period_s = 0;    // what the hooks / simulator observe (0 = unknown)
+    // Whether its ranks hold their collectives until the slot a plan gives
+    // them. False: they only measure (the NCCL plugin's Gate=no, no CUDA
+    // gate), so harmonics plans the job as running free and the others
+    // around it; the simulator then ignores any gate for it.
+    bool holds = true;
 };
 
 }  // namespace harmonics

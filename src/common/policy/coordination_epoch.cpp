@@ -22,11 +22,22 @@ CoordinationEpoch::CoordinationEpoch(const Topology& topo, const std::vector<Job
     : topo_(topo), jobs_(jobs), local_(local), now_s_(now_s), max_rounds_(max_rounds),
       loads_(leaf_loads(topo, jobs, leaf_of_links(topo))), current_(previous) {
     res_.owners = std::move(owners);
-    for (size_t i = 0; i < jobs.size(); ++i)
+    for (size_t i = 0; i < jobs.size(); ++i) {
         for (const auto& [leaf, x] : loads_[i].per_leaf) {
             (void)x;
             members_[leaf].push_back(i);
         }
+        // A job whose ranks do not hold their collectives keeps no slot: it
+        // runs free on every leaf, every other job is planned around it, and
+        // no family, hand-over or adoption takes it (as coordd and schedd).
+        if (!jobs[i].holds) {
+            ungated_.insert(jobs[i].id);
+            JobDecision d;
+            auto o = res_.owners.find(jobs[i].id);
+            d.owner_leaf = o != res_.owners.end() ? o->second : loads_[i].per_leaf.empty() ? -1 : loads_[i].per_leaf[0].first;
+            current_[jobs[i].id] = d;
+        }
+    }
 }
 
 void CoordinationEpoch::recall(ConflictMemory& memory) {
@@ -70,6 +81,7 @@ void CoordinationEpoch::group_phases(const PhaseGroupOptions& opts, ConflictMemo
     for (size_t i = 0; i < jobs_.size(); ++i) {
         if (!res_.owners.count(jobs_[i].id)) continue;
         if (memory && memory->group_refused.held(jobs_[i].id, now_s_)) continue;
+        if (!jobs_[i].holds) continue;
         eligible.push_back(i);
     }
     PhaseGroupPlan plan = plan_phase_groups(topo_, jobs_, eligible, current_, res_.owners, opts, now_s_);
