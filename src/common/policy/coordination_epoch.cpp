@@ -31,11 +31,11 @@ CoordinationEpoch::CoordinationEpoch(const Topology& topo, const std::vector<Job
         // runs free on every leaf, every other job is planned around it, and
         // no family, hand-over or adoption takes it (as coordd and schedd).
         if (!jobs[i].holds) {
-            ungated_.insert(jobs[i].id);
-            JobDecision d;
             auto o = res_.owners.find(jobs[i].id);
-            d.owner_leaf = o != res_.owners.end() ? o->second : loads_[i].per_leaf.empty() ? -1 : loads_[i].per_leaf[0].first;
-            current_[jobs[i].id] = d;
+            SwitchId leaf = -1;   // a leaf-local job's: its one leaf
+            if (o != res_.owners.end()) leaf = o->second;
+            else if (!loads_[i].per_leaf.empty()) leaf = loads_[i].per_leaf[0].first;
+            ungate(jobs[i].id, leaf);
         }
     }
 }
@@ -62,12 +62,7 @@ void CoordinationEpoch::recall(ConflictMemory& memory) {
                 }
             }
         auto f = memory.free_until_s.find(jobs_[i].id);
-        if (f != memory.free_until_s.end() && now_s_ < f->second) {
-            ungated_.insert(jobs_[i].id);
-            JobDecision d;
-            d.owner_leaf = o->second;
-            current_[jobs_[i].id] = d;
-        }
+        if (f != memory.free_until_s.end() && now_s_ < f->second) ungate(jobs_[i].id, o->second);
     }
 }
 
@@ -285,13 +280,18 @@ double CoordinationEpoch::load_on(size_t i, SwitchId leaf) const {
 
 // Takes a cross-leaf job off the gate on every leaf, for the memory's hold.
 void CoordinationEpoch::run_free(JobId id, ConflictMemory* memory) {
-    ungated_.insert(id);
     if (memory) {
         int& times = memory->free_times[id];
         memory->free_until_s[id] = now_s_ + conflict_free_hold_s(memory->free_hold_s, times++);
     }
+    ungate(id, res_.owners.at(id));
+}
+
+// Off the gate on every leaf from now on in this epoch: free, decided by `owner_leaf`.
+void CoordinationEpoch::ungate(JobId id, SwitchId owner_leaf) {
+    ungated_.insert(id);
     JobDecision d;
-    d.owner_leaf = res_.owners.at(id);
+    d.owner_leaf = owner_leaf;
     current_[id] = d;
 }
 

@@ -49,6 +49,7 @@ private:
     double slack_used(const JobProfile& job, double delay_s) const;
     JobId guest_on(SwitchId leaf, JobId victim) const;
     void run_free(JobId id, ConflictMemory* memory);
+    void ungate(JobId id, SwitchId owner_leaf);
 
     const Topology& topo_;
     const std::vector<JobProfile>& jobs_;
@@ -61,7 +62,7 @@ private:
     // Latest decision of every job: last epoch's, then each round's. For
     // cross-leaf jobs this is what the coordinator hands to the other leaves.
     std::map<JobId, JobDecision> current_;
-    std::set<JobId> ungated_;   // cross-leaf jobs every leaf, the owner included, runs free
+    std::set<JobId> ungated_;   // jobs every leaf, the owner included, runs free (cross-leaf, or not holding)
     std::set<JobId> reowned_;   // cross-leaf jobs handed to the leaf where they collided
     std::set<JobId> adopted_;   // ... or, free, to a leaf whose gated jobs they harmed: guests there
     std::set<JobId> grouped_;   // cross-leaf jobs in a phase family: the coordinator's, fixed everywhere
