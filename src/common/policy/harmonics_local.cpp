@@ -5,6 +5,7 @@
 #include "policy/harmonics_local.h"
 
 #include "policy/burst_packing.h"
+#include "policy/free_running.h"
 #include "policy/release.h"
 
 #include <algorithm>
@@ -166,6 +167,14 @@ bool same_schedule(const JobDecision& a, const JobDecision& b) {
 
 namespace {
 
+// The cost of an assignment with no collision at all.
+double stretch_only(const SlotProblem& sp) {
+    double c = 0;
+    for (const SlotJob& j : sp.jobs)
+        if (j.isolated_period_s > 0) c += j.period_slots * sp.slot_s / j.isolated_period_s - 1;
+    return c;
+}
+
 class LeafBuilder {
 public:
     LeafBuilder(const PolicyOptions& o, const LocalTuning& t, const Topology& topo, const LeafProblem& pb)
@@ -223,7 +232,9 @@ public:
         for (size_t i = 0; i < n; ++i)
             if (fixed[i] == 0) none[i] = 0;
         Built f = assemble(none, fixed, horizon, plans.drift.origin, false);
-        plans.all_free_cost = predicted_cost(f.sp, f.warm);
+        // The slot grid sees one slot at a time; the queueing estimate also
+        // sees delayed jobs meet again. Either can be the larger.
+        plans.all_free_cost = std::max(predicted_cost(f.sp, f.warm), stretch_only(f.sp) + queued_free_cost(none));
         return plans;
     }
 
@@ -313,6 +324,41 @@ private:
             }
             if (best > 0) (*with_prev)[i] = best;
         }
+    }
+
+    // Slowdown summed over the jobs that run free under `per` (period 0),
+    // from the queueing model of free_running.h on each leaf link (a job's
+    // worst link counts: uplink and downlink carry the same rings). Gated
+    // jobs take their average load off the link. Links loaded beyond 1 on
+    // average are left to the slot grid: there every job's period already
+    // stretches to the link-load bound (load_factors), and the model,
+    // whose jobs never stretch, would count that wait twice.
+    double queued_free_cost(const std::vector<int>& per) const {
+        SlotProblem sp = empty_problem();
+        std::vector<double> worst(pb_.jobs.size(), 0);
+        for (size_t k = 0; k < sp.links.size(); ++k) {
+            const int link = static_cast<int>(k);
+            double offered = 0, gated = 0;
+            std::vector<FreeRunner> runners;
+            std::vector<size_t> who;
+            for (size_t i = 0; i < pb_.jobs.size(); ++i) {
+                const double avg = average_load(sp, pb_.jobs[i], link);
+                offered += avg;
+                if (per[i] > 0) {
+                    gated += avg;
+                } else if (avg > 0) {
+                    const double T = iteration_period_s(pb_.jobs[i]), cap = peak_load(sp, pb_.jobs[i], link);
+                    runners.push_back({avg * T, std::max(0.0, T - avg * T / cap), cap});
+                    who.push_back(i);
+                }
+            }
+            if (offered > 1 + 1e-9 || runners.size() < 2) continue;
+            const std::vector<double> slow = free_running_slowdowns(runners, 1 - gated);
+            for (size_t r = 0; r < who.size(); ++r) worst[who[r]] = std::max(worst[who[r]], slow[r]);
+        }
+        double sum = 0;
+        for (double x : worst) sum += x;
+        return sum;
     }
 
     static int count_placed(const std::vector<int>& per, const std::vector<int>& fixed) {
@@ -411,14 +457,6 @@ private:
 }  // namespace
 
 namespace {
-
-// The cost of an assignment with no collision at all.
-double stretch_only(const SlotProblem& sp) {
-    double c = 0;
-    for (const SlotJob& j : sp.jobs)
-        if (j.isolated_period_s > 0) c += j.period_slots * sp.slot_s / j.isolated_period_s - 1;
-    return c;
-}
 
 SlotSolution search(const SlotProblem& sp, const LocalTuning& t, double budget_s, const std::vector<int>* warm,
                     SearchStats* st) {
