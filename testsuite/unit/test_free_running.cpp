@@ -3,6 +3,8 @@
 
 #include "policy/free_running.h"
 
+#include <cmath>
+
 using harmonics::FreeRunner;
 using harmonics::free_running_slowdowns;
 
@@ -53,4 +55,59 @@ TEST(FreeRunning, ExactAndTypicalCapPathsAgreeOnEqualCaps) {
         EXPECT_NEAR(typical[i], exact[i], 1e-9 * (1 + exact[i])) << "job " << i;
     }
     EXPECT_NEAR(typical[8], 0.0, 1e-12);
+}
+
+namespace {
+
+// The law written out over all 2^n sets, in seconds and without scaling:
+// jobs of equal cap c on a link of capacity C, Phi(k) = Phi(k-1) max(k/C, 1/c),
+// job i completing an iteration every o_i / P(i off the link).
+std::vector<double> by_enumeration(const std::vector<FreeRunner>& jobs, double C) {
+    const size_t n = jobs.size();
+    const double c = jobs[0].cap;
+    std::vector<long double> phi(n + 1, 1);
+    for (size_t k = 1; k <= n; ++k) phi[k] = phi[k - 1] * std::max(k / C, 1 / c);
+    long double Z = 0;
+    std::vector<long double> off(n, 0);
+    for (size_t A = 0; A < (size_t{1} << n); ++A) {
+        long double p = phi[__builtin_popcountll(A)];
+        for (size_t i = 0; i < n; ++i) p *= (A >> i & 1) ? jobs[i].work_s : jobs[i].off_s;
+        Z += p;
+        for (size_t i = 0; i < n; ++i)
+            if (!(A >> i & 1)) off[i] += p;
+    }
+    std::vector<double> out;
+    for (size_t i = 0; i < n; ++i)
+        out.push_back(static_cast<double>(jobs[i].off_s * Z / off[i] / (jobs[i].off_s + jobs[i].work_s / c) - 1));
+    return out;
+}
+
+}  // namespace
+
+TEST(FreeRunning, TypicalCapPathMatchesTheLawOverAllSets) {
+    // Twelve jobs, equal caps, some mostly on the link (off < work), some
+    // mostly off it: both directions of the typical-cap path's division.
+    std::vector<FreeRunner> jobs;
+    for (int i = 0; i < 12; ++i) jobs.push_back({0.004 + 0.006 * (i % 5), 0.002 + 0.009 * (i % 7), 0.7});
+    ASSERT_GT(jobs.size(), harmonics::kExactRunners);
+    const std::vector<double> want = by_enumeration(jobs, 0.9);
+    const std::vector<double> got = free_running_slowdowns(jobs, 0.9);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_GT(want[i], 0.0);
+        EXPECT_NEAR(got[i], want[i], 1e-9 * (1 + want[i])) << "job " << i;
+    }
+}
+
+TEST(FreeRunning, HundredsOfJobsStayFiniteAndEqualJobsWaitAlike) {
+    std::vector<FreeRunner> jobs;
+    for (int i = 0; i < 400; ++i) jobs.push_back({0.001 * (1 + i % 2), 0.2, 0.5});
+    const std::vector<double> s = free_running_slowdowns(jobs, 1.0);
+    ASSERT_EQ(s.size(), 400u);
+    for (double x : s) {
+        EXPECT_TRUE(std::isfinite(x));
+        EXPECT_GT(x, 0.0);
+    }
+    EXPECT_NEAR(s[0], s[398], 1e-9 * (1 + s[0]));
+    EXPECT_NEAR(s[1], s[399], 1e-9 * (1 + s[1]));
 }

@@ -8,6 +8,7 @@
 #include "policy/free_running.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace harmonics {
 
@@ -60,17 +61,41 @@ std::vector<double> exact(const std::vector<Scaled>& j, long double C) {
     return slow;
 }
 
-// Coefficients of prod over jobs except `skip` of (o_j + w_j x): entry k sums
-// the weights of the sets of k jobs on the link (without Phi).
-std::vector<long double> set_sizes(const std::vector<Scaled>& j, size_t skip) {
+// Coefficients of prod over all jobs of (o_j + w_j x): entry k sums the
+// weights of the sets of k jobs on the link (without Phi).
+std::vector<long double> set_sizes(const std::vector<Scaled>& j) {
     std::vector<long double> e{1};
-    for (size_t i = 0; i < j.size(); ++i) {
-        if (i == skip) continue;
+    for (const Scaled& s : j) {
         e.push_back(0);
-        for (size_t k = e.size() - 1; k > 0; --k) e[k] = e[k] * j[i].o + e[k - 1] * j[i].w;
-        e[0] *= j[i].o;
+        for (size_t k = e.size() - 1; k > 0; --k) e[k] = e[k] * s.o + e[k - 1] * s.w;
+        e[0] *= s.o;
     }
     return e;
+}
+
+// The same with job `s`'s factor divided out, in O(n). The coefficients of a
+// product of real-rooted factors are log-concave, so the ratio f[k] / f[k-1]
+// falls with k: dividing forward (from the constant term) is stable while it
+// stays above w / o, backward (from the top term) once it is below. Each half
+// is computed from its own end and they meet where the ratio crosses.
+std::vector<long double> without(const std::vector<long double>& E, const Scaled& s) {
+    const size_t n = E.size() - 1;
+    std::vector<long double> f(n, 0);
+    if (n == 0) return f;
+    size_t m = n;
+    for (size_t k = 1; k <= n; ++k)
+        if (E[k] * s.o < s.w * E[k - 1]) {
+            m = k;
+            break;
+        }
+    f[0] = E[0] / s.o;
+    for (size_t k = 1; k < m; ++k) f[k] = (E[k] - s.w * f[k - 1]) / s.o;
+    if (m < n) {
+        f[n - 1] = E[n] / s.w;
+        for (size_t k = n - 1; k > m; --k) f[k - 1] = (E[k] - s.o * f[k]) / s.w;
+    }
+    for (long double& x : f) x = std::max(0.0L, x);
+    return f;
 }
 
 std::vector<double> symmetric(const std::vector<Scaled>& j, long double cap, long double C) {
@@ -82,10 +107,18 @@ std::vector<double> symmetric(const std::vector<Scaled>& j, long double cap, lon
         for (size_t k = 0; k < e.size(); ++k) s += phi[k] * e[k];
         return s;
     };
-    const long double Z = weigh(set_sizes(j, n));
+    const std::vector<long double> E = set_sizes(j);
+    const long double Z = weigh(E);
     std::vector<double> slow(n, 0);
-    // P(i off the link) = o_i * (sets of the others) / Z.
-    for (size_t i = 0; i < n; ++i) slow[i] = static_cast<double>(std::max(0.0L, Z / weigh(set_sizes(j, i)) - 1));
+    // P(i off the link) = o_i * (sets of the others) / Z. Beyond about a
+    // thousand jobs on one link Phi leaves long double's range: no estimate
+    // then (the slot grid's price stands).
+    for (size_t i = 0; i < n; ++i) {
+        const long double others = weigh(without(E, j[i]));
+        const long double x = Z / others - 1;
+        if (!std::isfinite(static_cast<double>(x)) || others <= 0) return std::vector<double>(n, 0);
+        slow[i] = static_cast<double>(std::max(0.0L, x));
+    }
     return slow;
 }
 

@@ -24,7 +24,7 @@ struct FreeRunner {
 
 // Jobs up to this many get the exact sum over all 2^n sets on the link; more
 // get the same law with every cap replaced by their work-weighted typical cap
-// (then a set's weight depends on its size only: O(n^3)).
+// (then a set's weight depends on its size only: O(n^2)).
 constexpr size_t kExactRunners = 8;
 
 // Per job, iteration time running free beside the others over its isolated
