@@ -39,16 +39,23 @@ double mean_slowdown(const sim::RunResult& r) {
     return s / r.jobs.size();
 }
 
+// The same jobs under fair sharing and under harmonics, default engine.
+struct FairAndHarmonics {
+    sim::RunResult fair, harmonics;
+};
+FairAndHarmonics run_both(const Topology& topo, const std::vector<sim::SimJob>& jobs) {
+    sim::EngineConfig cfg;
+    std::unique_ptr<Policy> fair = make_policy("fair", PolicyOptions{});
+    std::unique_ptr<Policy> harmonics = make_policy("harmonics", PolicyOptions{});
+    return {sim::simulate(topo, jobs, fair.get(), cfg), sim::simulate(topo, jobs, harmonics.get(), cfg)};
+}
+
 }  // namespace
 
 TEST(HarmonicsInSimulator, ComplementaryPhasesRunWithoutSlowdown) {
     Topology topo = Topology::make_two_level(2, 2, 12.5e9, 2.0);
     std::vector<sim::SimJob> jobs = crossing_jobs(topo, 2, 0.100, 0.050, 200);
-    sim::EngineConfig cfg;
-    std::unique_ptr<Policy> fair = make_policy("fair", PolicyOptions{});
-    std::unique_ptr<Policy> harmonics = make_policy("harmonics", PolicyOptions{});
-    sim::RunResult f = sim::simulate(topo, jobs, fair.get(), cfg);
-    sim::RunResult h = sim::simulate(topo, jobs, harmonics.get(), cfg);
+    const auto [f, h] = run_both(topo, jobs);
     ASSERT_EQ(h.jobs.size(), 2u);
     // Fair sharing: both start together and halve each other's rate.
     EXPECT_GT(mean_slowdown(f), 1.3);
@@ -67,11 +74,7 @@ TEST(HarmonicsInSimulator, PaperTestbedBeatsFairSharing) {
     // all communicate: collisions come from timing, which time shifting fixes.
     sim::Scenario s = sim::builtin_scenario("testbed-paper");
     std::vector<sim::SimJob> jobs = sim::prepare_jobs(s);
-    sim::EngineConfig cfg;
-    std::unique_ptr<Policy> fair = make_policy("fair", PolicyOptions{});
-    std::unique_ptr<Policy> harmonics = make_policy("harmonics", PolicyOptions{});
-    sim::RunResult f = sim::simulate(s.topo, jobs, fair.get(), cfg);
-    sim::RunResult h = sim::simulate(s.topo, jobs, harmonics.get(), cfg);
+    const auto [f, h] = run_both(s.topo, jobs);
     EXPECT_GT(mean_slowdown(f), 1.15);
     // The gated plan's stretch (1 % guard, harmonic periods within 5 %) and
     // the collisions left within the jobs' slack: about 4 % over T_j.
@@ -89,11 +92,7 @@ TEST(HarmonicsInSimulator, FourOfThePaperTestbedsJobsAreGatedToo) {
     for (const sim::SimJob& j : all)
         if (j.id != 1) jobs.push_back(j);
     ASSERT_EQ(jobs.size(), all.size() - 1);
-    sim::EngineConfig cfg;
-    std::unique_ptr<Policy> fair = make_policy("fair", PolicyOptions{});
-    std::unique_ptr<Policy> harmonics = make_policy("harmonics", PolicyOptions{});
-    sim::RunResult f = sim::simulate(s.topo, jobs, fair.get(), cfg);
-    sim::RunResult h = sim::simulate(s.topo, jobs, harmonics.get(), cfg);
+    const auto [f, h] = run_both(s.topo, jobs);
     EXPECT_GT(mean_slowdown(f), 1.10);
     EXPECT_LT(mean_slowdown(h), 1.05);
     for (const sim::JobResult& j : h.jobs) EXPECT_EQ(j.iterations_done, j.iterations) << "job " << j.id;

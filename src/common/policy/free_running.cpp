@@ -98,10 +98,12 @@ std::vector<long double> without(const std::vector<long double>& E, const Scaled
     return f;
 }
 
-std::vector<double> symmetric(const std::vector<Scaled>& j, long double cap, long double C) {
+// Every job at the same cap (j[0].cap): Phi depends on the set's size only.
+std::vector<double> symmetric(const std::vector<Scaled>& j, long double C) {
     const size_t n = j.size();
+    const long double cap = std::min(j[0].cap, C);
     std::vector<long double> phi(n + 1, 1);
-    for (size_t k = 1; k <= n; ++k) phi[k] = phi[k - 1] * std::max<long double>(k / C, 1 / std::min(cap, C));
+    for (size_t k = 1; k <= n; ++k) phi[k] = phi[k - 1] * std::max<long double>(k / C, 1 / cap);
     auto weigh = [&](const std::vector<long double>& e) {
         long double s = 0;
         for (size_t k = 0; k < e.size(); ++k) s += phi[k] * e[k];
@@ -140,7 +142,7 @@ std::vector<double> free_running_slowdowns(const std::vector<FreeRunner>& jobs, 
         return exact(scale(jobs, cap), capacity);
     }
     const double typical = weighted / work;
-    return symmetric(scale(jobs, std::vector<double>(n, typical)), typical, capacity);
+    return symmetric(scale(jobs, std::vector<double>(n, typical)), capacity);
 }
 
 }  // namespace harmonics

@@ -334,25 +334,26 @@ private:
     // stretches to the link-load bound (load_factors), and the model,
     // whose jobs never stretch, would count that wait twice.
     double queued_free_cost(const std::vector<int>& per) const {
-        SlotProblem sp = empty_problem();
+        const SlotProblem sp = empty_problem();
+        const std::vector<std::vector<double>> use = link_loads(sp);
+        const std::vector<double> offered = offered_loads(use);
         std::vector<double> worst(pb_.jobs.size(), 0);
         for (size_t k = 0; k < sp.links.size(); ++k) {
-            const int link = static_cast<int>(k);
-            double offered = 0, gated = 0;
+            if (offered[k] > 1 + 1e-9) continue;
+            double gated = 0;
             std::vector<FreeRunner> runners;
             std::vector<size_t> who;
             for (size_t i = 0; i < pb_.jobs.size(); ++i) {
-                const double avg = average_load(sp, pb_.jobs[i], link);
-                offered += avg;
+                const double avg = use[i][k];
                 if (per[i] > 0) {
                     gated += avg;
                 } else if (avg > 0) {
-                    const double T = iteration_period_s(pb_.jobs[i]), cap = peak_load(sp, pb_.jobs[i], link);
+                    const double T = iteration_period_s(pb_.jobs[i]), cap = peak_load(sp, pb_.jobs[i], static_cast<int>(k));
                     runners.push_back({avg * T, std::max(0.0, T - avg * T / cap), cap});
                     who.push_back(i);
                 }
             }
-            if (offered > 1 + 1e-9 || runners.size() < 2) continue;
+            if (runners.size() < 2) continue;
             const std::vector<double> slow = free_running_slowdowns(runners, 1 - gated);
             for (size_t r = 0; r < who.size(); ++r) worst[who[r]] = std::max(worst[who[r]], slow[r]);
         }
@@ -371,19 +372,29 @@ private:
     // that exceeds 1 (else 1): no schedule fits more than the link carries,
     // so such jobs' periods stretch to the link-load bound.
     std::vector<double> load_factors() const {
-        SlotProblem sp = empty_problem();
-        std::vector<double> rho(sp.links.size(), 0);
-        std::vector<std::vector<double>> use(pb_.jobs.size(), std::vector<double>(sp.links.size(), 0));
-        for (size_t i = 0; i < pb_.jobs.size(); ++i)
-            for (size_t k = 0; k < sp.links.size(); ++k) {
-                use[i][k] = average_load(sp, pb_.jobs[i], static_cast<int>(k));
-                rho[k] += use[i][k];
-            }
+        const std::vector<std::vector<double>> use = link_loads(empty_problem());
+        const std::vector<double> rho = offered_loads(use);
         std::vector<double> f(pb_.jobs.size(), 1.0);
         for (size_t i = 0; i < pb_.jobs.size(); ++i)
-            for (size_t k = 0; k < sp.links.size(); ++k)
+            for (size_t k = 0; k < rho.size(); ++k)
                 if (use[i][k] > 0) f[i] = std::max(f[i], rho[k]);
         return f;
+    }
+
+    // use[i][k]: job i's average load on leaf link k of `sp`.
+    std::vector<std::vector<double>> link_loads(const SlotProblem& sp) const {
+        std::vector<std::vector<double>> use(pb_.jobs.size(), std::vector<double>(sp.links.size(), 0));
+        for (size_t i = 0; i < pb_.jobs.size(); ++i)
+            for (size_t k = 0; k < sp.links.size(); ++k) use[i][k] = average_load(sp, pb_.jobs[i], static_cast<int>(k));
+        return use;
+    }
+
+    // Per leaf link, the average load of all its jobs.
+    static std::vector<double> offered_loads(const std::vector<std::vector<double>>& use) {
+        std::vector<double> rho(use.empty() ? 0 : use[0].size(), 0);
+        for (const auto& u : use)
+            for (size_t k = 0; k < u.size(); ++k) rho[k] += u[k];
+        return rho;
     }
 
     // Work a link cannot carry is made up at the alone rate of the jobs it
