@@ -463,6 +463,9 @@ bool Schedd::decide(Trigger why) {
                     }
         }
         JobProfile p = build_profile(topo_, id, nodes, leaves, *j.summary);
+        // One that does not hold is planned around, and may make the plan
+        // absorb its collisions (LocalTuning::absorb_measuring).
+        p.holds = j.holds && j.holds_elsewhere;
         j.uplink_load = uplink_load(topo_, p, leaf_);
         if (!job_loads(p, links)) {
             idle.push_back(id);
@@ -817,6 +820,7 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
             HLOG_INFO("job %lld: coordd says it runs %s on every leaf", (long long)j.id, run_free ? "free" : "gated again");
         }
         j.run_free = run_free;
+        j.holds_elsewhere = !ji->has_holds || ji->holds;
         j.adopted = ji->has_adopted && ji->adopted;
         j.handed_over = ji->has_handed_over && ji->handed_over;
         if (ji->decision && owner != leaf_name_) {

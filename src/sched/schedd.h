@@ -72,6 +72,7 @@ struct SchedJob {
     // again, or stops reporting, leaves.
     std::map<int, double> not_holding;
     bool holds = true;                       // no fresh report says otherwise: plan it gated where it pays
+    bool holds_elsewhere = true;             // coordd: its ranks on the other leaves hold too
 };
 
 class Schedd {

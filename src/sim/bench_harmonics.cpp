@@ -172,6 +172,8 @@ bool parse_tuning(const std::string& text, LocalTuning* t) {
         else if (k == "keep_tolerance") t->keep_tolerance = v;
         else if (k == "exact_max_jobs") t->exact_max_jobs = static_cast<int>(v);
         else if (k == "max_shifts") t->max_shifts = static_cast<int>(v);
+        else if (k == "absorb_measuring") t->absorb_measuring = v != 0;
+        else if (k == "absorb_collision_weight") t->absorb_collision_weight = v;
         else return false;
     }
     return true;

@@ -50,6 +50,9 @@ struct Built {
     std::vector<size_t> job_of;       // sp.jobs[i] is problem.jobs[job_of[i]]
     std::vector<int> warm;            // last epoch's shift per sp job, -1 when none
     std::vector<size_t> free_owned;   // owned jobs left ungated
+    // Per link, the background mix of the free jobs that hold (whose ranks
+    // can be gated): the plan's collisions without the measuring-only jobs.
+    std::vector<std::vector<std::pair<double, double>>> holding_mix;
 };
 
 // The ways a leaf can run its jobs: harmonic periods sharing a hyperperiod,
@@ -183,60 +186,31 @@ public:
     }
 
     Plans build() const {
+        const Targets g = targets();
         const size_t n = pb_.jobs.size();
-        std::vector<double> T(n), target(n);
-        std::vector<int> fixed(n, 0), with_prev(n, 0);
-        const std::vector<double> factor = load_factors();
-        std::int64_t longest = 1;
-        for (size_t i = 0; i < n; ++i) {
-            const JobProfile& j = pb_.jobs[i];
-            T[i] = iteration_period_s(j);
-            // The least period the job can keep: its own T, slack for noise,
-            // and its share of a link that is overloaded even on average.
-            target[i] = T[i] * factor[i] * (1 + tune_.guard);
-            longest = std::max<std::int64_t>(longest, std::llround(std::ceil(target[i] * (1 + tune_.max_stretch) / opts_.slot_s)));
-            auto f = pb_.fixed.find(j.id);
-            if (f != pb_.fixed.end()) {
-                fixed[i] = decision_period(f->second, opts_.slot_s);
-                if (fixed[i] == 0) fixed[i] = -1;  // runs free, decided elsewhere
-            }
-            with_prev[i] = fixed[i];
-            auto p = pb_.previous.find(j.id);
-            if (fixed[i] == 0 && p != pb_.previous.end()) {
-                // Last epoch's period stays while the measured T is within
-                // keep_tolerance of it: hooks' periods jitter by more than the
-                // guard, and re-planning on every wobble moves running jobs.
-                int per = decision_period(p->second, opts_.slot_s);
-                double ps = per * opts_.slot_s;
-                if (per > 0 && ps >= T[i] * factor[i] * (1 - tune_.keep_tolerance) - 1e-12 &&
-                    ps <= target[i] * (1 + tune_.max_stretch) + 1e-12)
-                    with_prev[i] = per;
-            }
-        }
-        share_periods_in_force(T, factor, target, fixed, &with_prev);
         Plans plans;
-        const std::int64_t cap = std::min<std::int64_t>(tune_.max_hyper_slots, longest * tune_.hyper_factor);
-        std::vector<int> per = periods(target, with_prev, cap);
-        std::vector<int> fresh = periods(target, fixed, cap);
-        if (count_placed(fresh, fixed) > count_placed(per, fixed)) per = fresh;
-        plans.harmonic = assemble(per, fixed, cap, 0, true);
+        plans.harmonic = harmonic(g);
         // Drift: every job at its own least period (last epoch's when still
         // valid), over a horizon starting now.
         std::vector<int> own(n);
         for (size_t i = 0; i < n; ++i)
-            own[i] = with_prev[i] != 0 ? with_prev[i] : static_cast<int>(std::ceil(target[i] / opts_.slot_s - 1e-9));
-        const std::int64_t horizon = horizon_slots(longest);
-        plans.drift = assemble(own, fixed, horizon, now_slot(), false);
+            own[i] = g.with_prev[i] != 0 ? g.with_prev[i] : static_cast<int>(std::ceil(g.target[i] / opts_.slot_s - 1e-9));
+        const std::int64_t horizon = horizon_slots(g.longest);
+        plans.drift = assemble(own, g.fixed, horizon, now_slot(), false);
         // No gate: every owned job runs free at a random phase.
         std::vector<int> none = own;
         for (size_t i = 0; i < n; ++i)
-            if (fixed[i] == 0) none[i] = 0;
-        Built f = assemble(none, fixed, horizon, plans.drift.origin, false);
+            if (g.fixed[i] == 0) none[i] = 0;
+        Built f = assemble(none, g.fixed, horizon, plans.drift.origin, false);
         // The slot grid sees one slot at a time; the queueing estimate also
         // sees delayed jobs meet again. Either can be the larger.
         plans.all_free_cost = std::max(predicted_cost(f.sp, f.warm), stretch_only(f.sp) + queued_free_cost(none));
         return plans;
     }
+
+    // The harmonic plan again with every job's period at least floor_s[i]
+    // (pb_.jobs order; 0: no floor).
+    Built harmonic_with_floors(const std::vector<double>& floor_s) const { return harmonic(targets(&floor_s)); }
 
     // Every job as decided (pb_.fixed; absent or ungated: free at a random
     // phase), over the drift horizon from now. Shifts are in `warm`.
@@ -254,6 +228,59 @@ public:
     }
 
 private:
+    struct Targets {
+        std::vector<double> T, target;
+        std::vector<int> fixed, with_prev;
+        std::int64_t longest = 1;
+    };
+
+    Targets targets(const std::vector<double>* floor_s = nullptr) const {
+        const size_t n = pb_.jobs.size();
+        Targets g;
+        g.T.assign(n, 0);
+        g.target.assign(n, 0);
+        g.fixed.assign(n, 0);
+        g.with_prev.assign(n, 0);
+        const std::vector<double> factor = load_factors();
+        for (size_t i = 0; i < n; ++i) {
+            const JobProfile& j = pb_.jobs[i];
+            g.T[i] = iteration_period_s(j);
+            // The least period the job can keep: its own T, slack for noise,
+            // and its share of a link that is overloaded even on average.
+            g.target[i] = g.T[i] * factor[i] * (1 + tune_.guard);
+            if (floor_s) g.target[i] = std::max(g.target[i], (*floor_s)[i]);
+            g.longest = std::max<std::int64_t>(g.longest, std::llround(std::ceil(g.target[i] * (1 + tune_.max_stretch) / opts_.slot_s)));
+            auto f = pb_.fixed.find(j.id);
+            if (f != pb_.fixed.end()) {
+                g.fixed[i] = decision_period(f->second, opts_.slot_s);
+                if (g.fixed[i] == 0) g.fixed[i] = -1;  // runs free, decided elsewhere
+            }
+            g.with_prev[i] = g.fixed[i];
+            auto p = pb_.previous.find(j.id);
+            if (g.fixed[i] == 0 && p != pb_.previous.end()) {
+                // Last epoch's period stays while the measured T is within
+                // keep_tolerance of it: hooks' periods jitter by more than the
+                // guard, and re-planning on every wobble moves running jobs.
+                int per = decision_period(p->second, opts_.slot_s);
+                double ps = per * opts_.slot_s;
+                if (per > 0 && ps >= g.T[i] * factor[i] * (1 - tune_.keep_tolerance) - 1e-12 &&
+                    ps <= g.target[i] * (1 + tune_.max_stretch) + 1e-12 &&
+                    (!floor_s || ps >= (*floor_s)[i] - 1e-12))
+                    g.with_prev[i] = per;
+            }
+        }
+        share_periods_in_force(g.T, factor, g.target, g.fixed, &g.with_prev);
+        return g;
+    }
+
+    Built harmonic(const Targets& g) const {
+        const std::int64_t cap = std::min<std::int64_t>(tune_.max_hyper_slots, g.longest * tune_.hyper_factor);
+        std::vector<int> per = periods(g.target, g.with_prev, cap);
+        std::vector<int> fresh = periods(g.target, g.fixed, cap);
+        if (count_placed(fresh, g.fixed) > count_placed(per, g.fixed)) per = fresh;
+        return assemble(per, g.fixed, cap, 0, true);
+    }
+
     // How far ahead plans that drift are evaluated: horizon_s, at least two
     // of the longest period, at most max_hyper_slots.
     std::int64_t horizon_slots(std::int64_t longest) const {
@@ -426,6 +453,7 @@ private:
                    bool cyclic) const {
         Built b;
         b.sp = empty_problem();
+        b.holding_mix.resize(b.sp.links.size());
         b.sp.cyclic = cyclic;
         b.origin = origin;
         for (size_t i = 0; i < pb_.jobs.size(); ++i) {
@@ -433,8 +461,15 @@ private:
             if (per[i] <= 0) {
                 for (size_t k = 0; k < b.sp.links.size(); ++k) {
                     double peak = peak_load(b.sp, j, static_cast<int>(k));
-                    if (peak > 0)
-                        add_free_job(b.sp.links[k], peak, average_load(b.sp, j, static_cast<int>(k)) / peak);
+                    if (peak <= 0) continue;
+                    const double duty = average_load(b.sp, j, static_cast<int>(k)) / peak;
+                    add_free_job(b.sp.links[k], peak, duty);
+                    if (j.holds) {
+                        SlotLink only = b.sp.links[k];
+                        only.background_mix = b.holding_mix[k];
+                        add_free_job(only, peak, duty);
+                        b.holding_mix[k] = std::move(only.background_mix);
+                    }
                 }
                 if (fixed[i] == 0) b.free_owned.push_back(i);
                 continue;
@@ -578,6 +613,30 @@ bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, doubl
     return true;
 }
 
+// A plan's problem without the jobs that run free and never hold (measuring only).
+SlotProblem without_measuring(const Built& b) {
+    SlotProblem q = b.sp;
+    for (size_t k = 0; k < q.links.size(); ++k) q.links[k].background_mix = b.holding_mix[k];
+    return q;
+}
+
+// Per job of the leaf problem (n of them), the least period that absorbs
+// the collision delay a plan predicts for it within `margin` of its slack
+// (T_j + delay / margin), and at least the plan's own; 0 for jobs the plan
+// does not place or another leaf decided.
+std::vector<double> absorbing_periods(const Built& b, const std::vector<int>& shift, size_t n, double margin) {
+    const std::vector<double> delay = collision_delays_s(b.sp, shift);
+    std::vector<double> out(n, 0);
+    for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
+        const SlotJob& j = b.sp.jobs[k];
+        if (j.fixed_shift >= 0 || j.isolated_period_s <= 0) continue;
+        out[b.job_of[k]] = std::max(j.period_slots * b.sp.slot_s, j.isolated_period_s + delay[k] / margin);
+    }
+    return out;
+}
+
+enum class Verdict { NotSearched, PastSlack, NoBetter, Taken };
+
 // One plan searched: its best assignment, and whether that is simply last
 // epoch's schedule kept.
 struct Searched {
@@ -613,7 +672,10 @@ Searched search_plan(const Built& b, const LocalTuning& t, double budget_s, doub
 LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& problem) const {
     const auto t0 = std::chrono::steady_clock::now();
     LeafResult res;
-    Plans plans = LeafBuilder(opts_, tuning_, topo, problem).build();
+    const LeafBuilder builder(opts_, tuning_, topo, problem);
+    Plans plans = builder.build();
+    Built absorbing;   // searched only when the harmonic plan meets measuring jobs past the slack
+    Searched absorbing_search;
     const double thr = opts_.change_threshold;
     bool was_free = true, any_owned = false;
     for (const JobProfile& j : problem.jobs) {
@@ -624,7 +686,8 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     }
     SearchStats st;
     st.work_per_s = opts_.search_work_per_s;
-    // The searches get 60% of the leaf's budget; building the plans is the rest.
+    // The searches get 60% of the leaf's budget (90% when an absorbing plan
+    // is searched too); building the plans is the rest.
     // A gated plan costs at least its stretch: when running free is already
     // cheaper than that (with the change threshold in the gated plan's
     // favour), the plan is not searched at all.
@@ -647,7 +710,6 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     bool harmonic_places_all = h.open && plans.harmonic.free_owned.empty();
     if (!calm && any_owned && !harmonic_clean && !harmonic_places_all && worth(plans.drift))
         d = search_plan(plans.drift, tuning_, opts_.local_budget_s * 0.3, thr, &st);
-    res.search_nodes = st.nodes;
     // Keeping last epoch's way of running counts the change threshold in its favour.
     const Built* chosen = nullptr;
     const Searched* won = nullptr;
@@ -658,38 +720,56 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     res.explain = line;
     std::string verdicts[2];
     if (!calm) {
-        int k = 0;
-        for (const auto& [b, s] : {std::pair<const Built*, const Searched*>{&plans.harmonic, &h}, {&plans.drift, &d}}) {
-            std::string& v = verdicts[k++];
-            if (!s->open) {
+        // A plan is taken when it beats the best so far, its collisions
+        // counted `weight` times, and they fit the jobs' slack (or cost next
+        // to nothing).
+        auto judge = [&](const Built& b, const Searched& s, double weight, std::string& v) -> Verdict {
+            if (!s.open) {
                 v = "not searched";
-                continue;
+                return Verdict::NotSearched;
             }
-            std::snprintf(line, sizeof line, "%.4f (stretch %.4f%s)", s->sol.cost, stretch_only(b->sp),
-                          s->kept ? ", kept" : "");
+            const double stretch = stretch_only(b.sp);
+            std::snprintf(line, sizeof line, "%.4f (stretch %.4f%s)", s.sol.cost, stretch, s.kept ? ", kept" : "");
             v = line;
-            if (s->sol.cost - stretch_only(b->sp) > tuning_.max_gated_residual &&
-                !delays_fit_slack(b->sp, s->sol.shift, tuning_.slack_margin)) {
+            if (s.sol.cost - stretch > tuning_.max_gated_residual &&
+                !delays_fit_slack(b.sp, s.sol.shift, tuning_.slack_margin)) {
                 v += " rejected: collisions exceed the slack";
-                continue;
+                return Verdict::PastSlack;
             }
-            double score = s->sol.cost - (s->kept ? thr : 0);
-            if (score < best - 1e-12) {
-                best = score;
-                chosen = b;
-                won = s;
-                res.predicted_cost = s->sol.cost;
-            } else {
+            const double score = stretch + weight * (s.sol.cost - stretch) - (s.kept ? thr : 0);
+            if (score >= best - 1e-12) {
                 v += " no better";
+                return Verdict::NoBetter;
             }
-        }
-        if (chosen == &plans.harmonic && won == &h) verdicts[0] += " chosen";
-        if (chosen == &plans.drift && won == &d) verdicts[1] += " chosen";
+            best = score;
+            chosen = &b;
+            won = &s;
+            res.predicted_cost = s.sol.cost;
+            return Verdict::Taken;
+        };
+        const Verdict hv = judge(plans.harmonic, h, 1.0, verdicts[0]);
+        judge(plans.drift, d, 1.0, verdicts[1]);
+        if (chosen == &plans.harmonic) verdicts[0] += " chosen";
+        if (chosen == &plans.drift) verdicts[1] += " chosen";
         res.explain += "; harmonic " + verdicts[0] + "; drift " + verdicts[1];
+        // Refused only for collisions with jobs that never hold: periods
+        // long enough to absorb them may still beat running free.
+        if (!chosen && hv == Verdict::PastSlack && tuning_.absorb_measuring &&
+            delays_fit_slack(without_measuring(plans.harmonic), h.sol.shift, tuning_.slack_margin)) {
+            absorbing = builder.harmonic_with_floors(
+                absorbing_periods(plans.harmonic, h.sol.shift, problem.jobs.size(), tuning_.slack_margin));
+            std::string v = "not searched";
+            if (worth(absorbing)) {
+                absorbing_search = search_plan(absorbing, tuning_, opts_.local_budget_s * 0.3, thr, &st);
+                if (judge(absorbing, absorbing_search, tuning_.absorb_collision_weight, v) == Verdict::Taken) v += " chosen";
+            }
+            res.explain += "; absorbing " + v;
+        }
     } else {
         res.optimal = true;
         res.explain += "; no collision possible";
     }
+    res.search_nodes = st.nodes;
     if (!chosen) res.explain += "; all free";
     if (won) res.optimal = won->sol.optimal;
     if (chosen) {

@@ -67,6 +67,16 @@ struct LocalTuning {
     // within this share of its slack (period - T_j): it then stays on its
     // slots and the plan holds.
     double slack_margin = 0.8;
+    // A harmonic plan refused only for its collisions with jobs that never
+    // hold (measuring only: nobody can move them) is searched again with
+    // every job's period long enough to absorb its predicted delay within
+    // slack_margin of the slack (the absorbing plan). It is taken only if it
+    // still beats running free with its collisions counted
+    // absorb_collision_weight times: the slot grid's expectation misses
+    // collisions with jobs at random phases on loaded links (doc/scale.md,
+    // stops 22 and 25).
+    bool absorb_measuring = true;
+    double absorb_collision_weight = 2.0;
 };
 
 // The leaf's links its problem is about: the uplink and downlink (absent ones skipped).
