@@ -52,6 +52,7 @@ struct Built {
     std::vector<size_t> free_owned;   // owned jobs left ungated
     // Per link, the background mix of the free jobs that hold (whose ranks
     // can be gated): the plan's collisions without the measuring-only jobs.
+    // Empty when every job on the leaf holds (it would be the background mix).
     std::vector<std::vector<std::pair<double, double>>> holding_mix;
 };
 
@@ -453,7 +454,10 @@ private:
                    bool cyclic) const {
         Built b;
         b.sp = empty_problem();
-        b.holding_mix.resize(b.sp.links.size());
+        // Kept apart only where some job never holds: the common case pays nothing.
+        const bool measuring =
+            std::any_of(pb_.jobs.begin(), pb_.jobs.end(), [](const JobProfile& j) { return !j.holds; });
+        if (measuring) b.holding_mix.resize(b.sp.links.size());
         b.sp.cyclic = cyclic;
         b.origin = origin;
         for (size_t i = 0; i < pb_.jobs.size(); ++i) {
@@ -464,7 +468,7 @@ private:
                     if (peak <= 0) continue;
                     const double duty = average_load(b.sp, j, static_cast<int>(k)) / peak;
                     add_free_job(b.sp.links[k], peak, duty);
-                    if (j.holds) {
+                    if (measuring && j.holds) {
                         SlotLink only = b.sp.links[k];
                         only.background_mix = b.holding_mix[k];
                         add_free_job(only, peak, duty);
@@ -613,7 +617,8 @@ bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, doubl
     return true;
 }
 
-// A plan's problem without the jobs that run free and never hold (measuring only).
+// A plan's problem without the jobs that run free and never hold (measuring
+// only); needs some (b.holding_mix not empty).
 SlotProblem without_measuring(const Built& b) {
     SlotProblem q = b.sp;
     for (size_t k = 0; k < q.links.size(); ++k) q.links[k].background_mix = b.holding_mix[k];
@@ -754,7 +759,7 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
         res.explain += "; harmonic " + verdicts[0] + "; drift " + verdicts[1];
         // Refused only for collisions with jobs that never hold: periods
         // long enough to absorb them may still beat running free.
-        if (!chosen && hv == Verdict::PastSlack && tuning_.absorb_measuring &&
+        if (!chosen && hv == Verdict::PastSlack && tuning_.absorb_measuring && !plans.harmonic.holding_mix.empty() &&
             delays_fit_slack(without_measuring(plans.harmonic), h.sol.shift, tuning_.slack_margin)) {
             absorbing = builder.harmonic_with_floors(
                 absorbing_periods(plans.harmonic, h.sol.shift, problem.jobs.size(), tuning_.slack_margin));
