@@ -48,11 +48,11 @@ double isolated_iteration_s(const JobProfile& profile, const Topology& topo) {
 }
 
 namespace {
-// Measurement noise: iteration k of job `id` computes for compute_s·(1 + u·jitter),
-// u uniform in [-1, 1) from a hash (splitmix64) of (seed, id, k), so every
-// policy sees the same draws whatever the order of events.
-double noisy_compute_s(const EngineConfig& cfg, double compute_s, JobId id, long k) {
-    if (cfg.compute_jitter <= 0) return compute_s;
+// Measurement noise: iteration k of job `id` runs its compute timeline at
+// 1 + u·jitter of its pace, u uniform in [-1, 1) from a hash (splitmix64) of
+// (seed, id, k), so every policy sees the same draws whatever the order of events.
+double compute_scale(const EngineConfig& cfg, JobId id, long k) {
+    if (cfg.compute_jitter <= 0) return 1.0;
     std::uint64_t z = (static_cast<std::uint64_t>(cfg.noise_seed) << 40) ^
                       (static_cast<std::uint64_t>(id) << 20) ^ static_cast<std::uint64_t>(k);
     z += 0x9e3779b97f4a7c15ULL;
@@ -60,7 +60,7 @@ double noisy_compute_s(const EngineConfig& cfg, double compute_s, JobId id, long
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
     double u = static_cast<double>(z >> 11) * 0x1.0p-53;
-    return compute_s * (1.0 + cfg.compute_jitter * (2.0 * u - 1.0));
+    return 1.0 + cfg.compute_jitter * (2.0 * u - 1.0);
 }
 }  // namespace
 
@@ -76,6 +76,7 @@ struct JobState {
     double phase_start = 0;
     double comm_this_iter = 0;
     double gate_wait = 0;        // held at the gate this iteration
+    double pace = 1;             // this iteration's compute time over the profile's (noise)
     ReleaseMemory release;       // the gate's memory of the previous release
     double measured_period = 0;
 };
@@ -207,8 +208,11 @@ private:
         s.next_phase = 0;
         s.comm_this_iter = 0;
         s.gate_wait = 0;
-        queue_.push(now_ + noisy_compute_s(cfg_, s.in->profile.compute_s, s.in->id, result_.jobs[j].iterations_done),
-                    EventType::ComputeDone, j);
+        // A slower backward pass also hands its gradients to the collectives
+        // later: the phases' start offsets follow the same pace, or a job
+        // whose iteration ends with communication would never jitter.
+        s.pace = compute_scale(cfg_, s.in->id, result_.jobs[j].iterations_done);
+        queue_.push(now_ + s.pace * s.in->profile.compute_s, EventType::ComputeDone, j);
         schedule_phase(j);
     }
 
@@ -247,7 +251,7 @@ private:
             maybe_end_iteration(j);
             return;
         }
-        double ready = std::max(now_, s.iter_start + phases[s.next_phase].start_offset_s);
+        double ready = std::max(now_, s.iter_start + s.pace * phases[s.next_phase].start_offset_s);
         if (s.next_phase == 0 && s.in->profile.holds) {   // a measuring-only job's hook never holds
             double slot = next_slot(s.decision, ready, s.release);
             s.gate_wait = slot - ready;

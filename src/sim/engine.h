@@ -46,8 +46,9 @@ struct EngineConfig {
     // cap beyond the gate's own (the next slot is at most a period away).
     bool gate = true;
     double gate_cap_s = 0;
-    // Measurement noise: each iteration's compute time times 1 + u·compute_jitter,
-    // u uniform in [-1, 1), drawn from noise_seed, the job and the iteration.
+    // Measurement noise: each iteration's compute time, and with it the
+    // moments its collectives become ready, times 1 + u·compute_jitter, u
+    // uniform in [-1, 1), drawn from noise_seed, the job and the iteration.
     double compute_jitter = 0;
     unsigned noise_seed = 1;
     bool progress = false;     // a progress line on stderr

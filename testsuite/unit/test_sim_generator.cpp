@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "model/model_library.h"
+#include "model/traffic.h"
 #include "sim/engine.h"
 #include "sim/generator.h"
 #include "sim/placement_plan.h"
@@ -167,6 +170,39 @@ TEST(SimNoise, ComputeJitterStaysInBoundsAndIsReproducible) {
     ec.noise_seed = 4;
     RunResult c = simulate(t, {j}, nullptr, ec);
     EXPECT_NE(a.jobs[0].finish_s, c.jobs[0].finish_s);
+}
+
+// A BERT-large ring across two leaves ends its iteration with communication
+// (offset + comm > compute): its gradients become ready with the backward
+// pass, so the noise must move its collectives too, not only the end of its
+// compute, or its period would never jitter.
+TEST(SimNoise, ComputeJitterMovesTheCollectivesOfACommunicationBoundJob) {
+    Topology t = Topology::make_two_level(2, 2, 12.5e9, 1.0);
+    const ModelProfile* m = find_model("bert-large");
+    ASSERT_NE(m, nullptr);
+    JobSpec spec;
+    spec.id = 3;
+    spec.model = "bert-large";
+    spec.nodes = 2;
+    spec.gpus_per_node = 1;
+    SimJob j;
+    j.id = 3;
+    j.model = "bert-large";
+    j.iterations = 400;
+    j.profile = make_profile(t, spec, *m, {0, 2});
+    ASSERT_GT(j.profile.isolated_period_s, j.profile.compute_s * 1.06) << "not communication-bound";
+    EngineConfig ec;
+    ec.epoch_s = 0;
+    const double plain = simulate(t, {j}, nullptr, ec).jobs[0].finish_s;
+    EXPECT_NEAR(plain, 400 * j.profile.isolated_period_s, 1e-6);
+    ec.compute_jitter = 0.05;
+    ec.noise_seed = 3;
+    const double noisy = simulate(t, {j}, nullptr, ec).jobs[0].finish_s;
+    // The collectives start up to 5 % of the compute earlier or later: the
+    // total moves, by less than the bound and on average by far less.
+    EXPECT_GT(std::abs(noisy - plain), 1e-4);
+    EXPECT_LT(std::abs(noisy - plain), 0.05 * plain);
+    EXPECT_NEAR(noisy, plain, 0.005 * plain);
 }
 
 // Two leaves of four nodes: ids 0-3 under the first, 4-7 under the second.
