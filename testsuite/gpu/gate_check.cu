@@ -78,8 +78,15 @@ int main() {
   s.period_ns = 10000000;  // 10 ms
   s.shift_ns = 3000000;
   s.origin_ns = host_ns() / 1000000000ull * 1000000000ull;
-  const uint64_t tolerance = 0;
-  hnccl::cuda_gate_publish(s, offset, s.period_ns, tolerance);
+  // Every arrival waits for its next slot: no tolerance, no late release.
+  const auto strict = [](const hnccl::Schedule& sc, uint64_t cap) {
+    HarmonicsGateRule r{};
+    r.first_slot_ns = sc.origin_ns + sc.shift_ns;
+    r.period_ns = sc.period_ns;
+    r.cap_ns = cap;
+    return r;
+  };
+  hnccl::cuda_gate_publish(strict(s, s.period_ns), offset);
   const uint64_t first_gpu = s.origin_ns + s.shift_ns - uint64_t(offset);
 
   std::vector<long long> errs;
@@ -112,7 +119,7 @@ int main() {
 
   // The cap: a 50 ms period with a 2 ms cap never holds longer than 2 ms.
   s.period_ns = 50000000;
-  hnccl::cuda_gate_publish(s, offset, 2000000, 0);
+  hnccl::cuda_gate_publish(strict(s, 2000000), offset);
   uint64_t worst_hold = 0;
   for (int i = 0; i < 10; ++i) {
     hnccl::cuda_gate_launch(gate, stream, uint32_t(100 + i), &why);
@@ -127,18 +134,49 @@ int main() {
   s.period_ns = 200000000;
   s.origin_ns = host_ns() + 150000000;
   s.shift_ns = 0;
-  hnccl::cuda_gate_publish(s, offset, s.period_ns, 0);
+  hnccl::cuda_gate_publish(strict(s, s.period_ns), offset);
   hnccl::cuda_gate_launch(gate, stream, 200, &why);
   probe<<<1, 1, 0, stream>>>(stamp);
   const uint64_t t_move = host_ns();
   while (host_ns() < t_move + 5000000) {
   }
   s.origin_ns = host_ns() + 20000000;
-  hnccl::cuda_gate_publish(s, offset, s.period_ns, 0);
+  hnccl::cuda_gate_publish(strict(s, s.period_ns), offset);
   CK(cudaStreamSynchronize(stream));
   const long long moved = (long long)(*stamp - (s.origin_ns - uint64_t(offset)));
   std::printf("schedule moved while holding: released %lld ns from the new slot\n", moved);
   if (std::llabs(moved) > kTargetNs) ++bad;
+
+  // The release rule on the GPU (gate_release.h, the host gate's and the
+  // simulator's): 20 ms slots, 2 ms of gap behind the burst, 5 ms share.
+  // Arrivals late by 1 ms (within the gap: go), 3 ms (past the gap, later
+  // than last time: next slot), 4 ms after that on-slot release (catching
+  // up: go), 4.5 ms (later again: next slot).
+  HarmonicsGateRule rule{};
+  rule.period_ns = 20000000;
+  rule.first_slot_ns = host_ns() + 50000000;
+  rule.late_ns = 2000000;
+  rule.share_ns = 5000000;
+  rule.cap_ns = rule.period_ns;
+  hnccl::cuda_gate_publish(rule, offset);
+  const struct {
+    int slot;
+    uint64_t late_ns;
+    bool goes;
+  } arrivals[] = {{1, 1000000, true}, {3, 3000000, false}, {6, 4000000, true}, {8, 4500000, false}};
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t at = rule.first_slot_ns + uint64_t(arrivals[i].slot) * rule.period_ns + arrivals[i].late_ns;
+    while (host_ns() < at) {
+    }
+    hnccl::cuda_gate_launch(gate, stream, uint32_t(300 + i), &why);
+    CK(cudaStreamSynchronize(stream));
+    const uint64_t held = hnccl::cuda_gate_held_ns(uint32_t(300 + i));
+    const uint64_t want = arrivals[i].goes ? 0 : rule.period_ns - arrivals[i].late_ns;
+    const long long err = (long long)held - (long long)want;
+    std::printf("late %.1f ms: held %.3f ms, rule says %.3f ms\n", double(arrivals[i].late_ns) / 1e6,
+                double(held) / 1e6, double(want) / 1e6);
+    if (held == 0 || std::llabs(err) > 100000) ++bad;  // launch latency: within 0.1 ms
+  }
 
   std::printf("%s\n", bad ? "FAIL" : "PASS");
   return bad ? 1 : 0;

@@ -141,6 +141,7 @@ __attribute__((visibility("default"))) int cuLaunchKernel(void* fn, unsigned gx,
   std::strcpy(l.function, static_cast<Function*>(fn)->name);
   std::memcpy(&l.arg[0], params[0], 8);
   std::memcpy(&l.arg[1], params[1], 8);
+  std::memcpy(&l.arg[2], params[2], 8);
   std::lock_guard<std::mutex> lock(g_mu);
   g_launches.push_back(l);
   return kSuccess;

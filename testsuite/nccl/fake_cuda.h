@@ -10,7 +10,7 @@ struct FakeLaunch {
   unsigned grid[3];
   unsigned block[3];
   char function[64];
-  unsigned long long arg[2];  // the first two kernel arguments (64-bit each)
+  unsigned long long arg[3];  // the gate kernel's three arguments (64-bit each)
 };
 
 extern "C" {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -688,10 +689,25 @@ int scenario_cuda() {
     snap.period_ns = __atomic_load_n(&mapped->period_ns, __ATOMIC_ACQUIRE);
     snap.cap_ns = __atomic_load_n(&mapped->cap_ns, __ATOMIC_ACQUIRE);
     snap.first_slot_ns = __atomic_load_n(&mapped->first_slot_ns, __ATOMIC_ACQUIRE);
+    snap.late_ns = __atomic_load_n(&mapped->late_ns, __ATOMIC_ACQUIRE);
+    snap.share_ns = __atomic_load_n(&mapped->share_ns, __ATOMIC_ACQUIRE);
     const HarmonicsGateSchedule* gs = &snap;
     CHECK(gs->enabled == 1, "mapped schedule not enabled");
     CHECK(gs->period_ns == s.period, "period %llu, schedd sent %" PRIu64, gs->period_ns, s.period);
     CHECK(gs->cap_ns == s.period, "cap %llu, default is one period", gs->cap_ns);
+    // The kernel applies the host gate's release rule: the gap behind the
+    // bursts schedd sent, and the share of the period while catching up.
+    CHECK(gs->late_ns == s.late, "late %llu, schedd sent %" PRIu64, gs->late_ns, s.late);
+    const uint64_t share = uint64_t(double(s.period) * harmonics::kDefaultLateTolerance);
+    CHECK(gs->share_ns == share, "share %llu, want %" PRIu64, gs->share_ns, share);
+    // Its memory of the previous release: one word of the block's per-
+    // communicator array, after the schedule and the held slots.
+    const uintptr_t block = uintptr_t(l.arg[0]) - offsetof(HarmonicsGateBlock, schedule);
+    const uintptr_t memory = uintptr_t(l.arg[2]), first = block + offsetof(HarmonicsGateBlock, last_late);
+    CHECK(memory >= first && memory < first + sizeof(HarmonicsGateBlock::last_late) &&
+              (memory - first) % sizeof(unsigned long long) == 0,
+          "the kernel's memory at %#lx is not a last_late word of the block at %#lx", (unsigned long)memory,
+          (unsigned long)block);
     const int64_t want = int64_t(s.origin + s.shift - kGpuBehind);
     const int64_t off = int64_t(gs->first_slot_ns) - want;
     CHECK(std::llabs(off) < 200000, "first slot in GPU time off by %" PRId64 " ns", off);

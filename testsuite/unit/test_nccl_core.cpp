@@ -2,6 +2,7 @@
 // the clock offset estimate, the completion queue and the trace format.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <thread>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "plugins/nccl/clock_offset.cpp"
 #include "plugins/nccl/records.cpp"
 #include "plugins/nccl/schedule.cpp"
+#include "policy/release.cpp"
 #include "plugins/nccl/trace.cpp"
 #include "plugins/nccl/mpsc_queue.h"
 
@@ -133,6 +135,56 @@ TEST(NcclSchedule, LateBeyondTheGapGoesOnlyWhileCatchingUp) {
   // A gap wider than the share is capped at the share.
   s.late_ns = 30 * kMs;
   EXPECT_EQ(late_allowance_ns(s), 10 * kMs);
+}
+
+// Both gates of the hook (the host gate and the cuda gate kernel run the
+// same gate_release.h) release a first collective exactly when the
+// simulator's gate does (policy/release.h), memory of the previous release
+// included: what harmonics-sim measures is what the hook does. Iterations
+// come on their slot, a little late, late past the gap, past the share, or
+// periods late, in a seeded random sequence; every ready time is half a
+// microsecond off the rule's thresholds, so rounding never decides.
+TEST(NcclSchedule, HookReleasesWhenTheSimulatorDoes) {
+  std::mt19937_64 rng(2026);
+  int went_late = 0, early = 0, missed = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    Schedule s;
+    s.valid = true;
+    s.origin_ns = 100 * kSec + (rng() % 1000) * kMs;
+    s.shift_ns = (rng() % 50) * kMs;
+    s.period_ns = (40 + rng() % 200) * kMs;
+    const bool gap = trial % 4 != 0;  // a quarter without a gap from schedd
+    s.late_ns = gap ? (rng() % 30) * kMs : Schedule::kNoLate;
+    harmonics::JobDecision d;
+    d.gated = true;
+    d.origin_s = double(s.origin_ns) * 1e-9;
+    d.shift_s = double(s.shift_ns) * 1e-9;
+    d.period_s = double(s.period_ns) * 1e-9;
+    d.late_s = gap ? double(s.late_ns) * 1e-9 : -1;
+    harmonics::ReleaseMemory sim_memory;
+    uint64_t hook_memory = 0;
+    const uint64_t first = s.origin_ns + s.shift_ns;
+    for (int k = 0; k < 200; ++k) {
+      const uint64_t slot = first + uint64_t(k) * s.period_ns;
+      // Ready within [-30 %, +40 %) of a period around slot k, or periods late.
+      const int64_t span = int64_t(s.period_ns / 1000);
+      int64_t off_us = int64_t(rng() % uint64_t(span * 7 / 10)) - span * 3 / 10;
+      if (rng() % 10 == 0) off_us += span * int64_t(1 + rng() % 3);
+      const uint64_t ready = uint64_t(int64_t(slot) + off_us * 1000 + 500);
+      const uint64_t hook = next_release(s, ready, 0, s.period_ns, &hook_memory);
+      const double sim = harmonics::next_release_s(d, double(ready) * 1e-9, sim_memory);
+      ASSERT_NEAR(double(hook) * 1e-9, sim, 1e-9) << "trial " << trial << " iteration " << k << ": ready "
+                                                   << ready << ", period " << s.period_ns;
+      ASSERT_NEAR(double(hook_memory) * 1e-9, sim_memory.late_s, 1e-9) << "trial " << trial << " iteration " << k;
+      went_late += hook == ready;
+      early += hook > ready && ready < slot;
+      missed += hook > ready && ready > slot;
+    }
+  }
+  // The sequence tried every branch of the rule.
+  EXPECT_GT(went_late, 500);
+  EXPECT_GT(early, 500);
+  EXPECT_GT(missed, 500);
 }
 
 TEST(NcclSchedule, CellKeepsWholeSchedules) {

@@ -49,7 +49,7 @@ void publish_gate(Plugin& p, uint64_t now) {
   Schedule s = p.schedule.load();
   int64_t offset = 0;
   p.clock.estimate(now, &offset);
-  cuda_gate_publish(s, offset, p.gate_cap(s), p.cfg.gate_tolerance_ns);
+  cuda_gate_publish(gate_rule(s, p.cfg.gate_tolerance_ns, p.gate_cap(s)), offset);
 }
 
 }  // namespace

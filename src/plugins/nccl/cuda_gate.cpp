@@ -51,6 +51,7 @@ HarmonicsGateBlock* g_block = nullptr;
 std::atomic<HarmonicsGateBlock*> g_block_pub{nullptr};
 ContextEntry g_ctx[kMaxContexts];
 int g_nctx = 0;
+uint32_t g_comms = 0;  // communicators prepared: each gets a memory slot for the release rule
 
 template <typename F>
 bool sym(void* lib, const char* name, F* out) {
@@ -106,6 +107,7 @@ bool cuda_gate_prepare(CudaGateCtx* out, std::string* why) {
       out->context = ctx;
       out->function = g_ctx[i].fn;
       out->block_dev = g_ctx[i].block_dev;
+      out->memory = g_comms++ % HARMONICS_GATE_COMMS;
       return true;
     }
   if (g_nctx == kMaxContexts) return *why = "too many CUDA contexts", false;
@@ -131,6 +133,7 @@ bool cuda_gate_prepare(CudaGateCtx* out, std::string* why) {
   out->context = ctx;
   out->function = fn;
   out->block_dev = dev;
+  out->memory = g_comms++ % HARMONICS_GATE_COMMS;
   return true;
 }
 
@@ -141,7 +144,9 @@ bool cuda_gate_launch(const CudaGateCtx& ctx, void* stream, uint32_t slot, std::
   __atomic_store_n(&b->held[slot], 0ull, __ATOMIC_RELAXED);
   unsigned long long sched = ctx.block_dev + offsetof(HarmonicsGateBlock, schedule);
   unsigned long long held = ctx.block_dev + offsetof(HarmonicsGateBlock, held) + slot * sizeof(unsigned long long);
-  void* args[] = {&sched, &held};
+  unsigned long long memory = ctx.block_dev + offsetof(HarmonicsGateBlock, last_late) +
+                              ctx.memory * sizeof(unsigned long long);
+  void* args[] = {&sched, &held, &memory};
   // The caller's thread may have another device current (a process driving
   // several GPUs): launch in the communicator's context.
   CUcontext cur = nullptr;
@@ -155,28 +160,25 @@ bool cuda_gate_launch(const CudaGateCtx& ctx, void* stream, uint32_t slot, std::
 
 HarmonicsGateBlock* cuda_gate_block() { return g_block_pub.load(std::memory_order_acquire); }
 
-void cuda_gate_publish(const Schedule& s, int64_t offset_ns, uint64_t cap_ns, uint64_t tolerance_ns) {
+void cuda_gate_publish(const HarmonicsGateRule& r, int64_t offset_ns) {
   HarmonicsGateBlock* b = g_block_pub.load(std::memory_order_acquire);
   if (b == nullptr) return;
   HarmonicsGateSchedule& g = b->schedule;
-  const unsigned long long first = (s.origin_ns + s.shift_ns) - uint64_t(offset_ns);
-  const unsigned long long enabled = (s.valid && s.period_ns > 0) ? 1 : 0;
+  const unsigned long long first = r.first_slot_ns - uint64_t(offset_ns);
+  const unsigned long long enabled = r.period_ns > 0 ? 1 : 0;
+  const unsigned long long fields[] = {first, r.period_ns, r.cap_ns, r.tolerance_ns, r.late_ns, r.share_ns, enabled};
+  unsigned long long* dest[] = {&g.first_slot_ns, &g.period_ns, &g.cap_ns, &g.tolerance_ns,
+                                &g.late_ns,       &g.share_ns,  &g.enabled};
   // Skip identical rewrites: the kernel re-aims whenever seq moves.
-  if (__atomic_load_n(&g.first_slot_ns, __ATOMIC_RELAXED) == first &&
-      __atomic_load_n(&g.period_ns, __ATOMIC_RELAXED) == s.period_ns &&
-      __atomic_load_n(&g.cap_ns, __ATOMIC_RELAXED) == cap_ns &&
-      __atomic_load_n(&g.tolerance_ns, __ATOMIC_RELAXED) == tolerance_ns &&
-      __atomic_load_n(&g.enabled, __ATOMIC_RELAXED) == enabled)
-    return;
+  bool same = true;
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)
+    same = same && __atomic_load_n(dest[i], __ATOMIC_RELAXED) == fields[i];
+  if (same) return;
   const unsigned long long q = __atomic_load_n(&g.seq, __ATOMIC_RELAXED);
   // x86 keeps stores in order, also as seen over PCIe by the GPU; release
   // stores keep the compiler from reordering them.
   __atomic_store_n(&g.seq, q + 1, __ATOMIC_RELAXED);
-  __atomic_store_n(&g.first_slot_ns, first, __ATOMIC_RELEASE);
-  __atomic_store_n(&g.period_ns, s.period_ns, __ATOMIC_RELEASE);
-  __atomic_store_n(&g.cap_ns, cap_ns, __ATOMIC_RELEASE);
-  __atomic_store_n(&g.tolerance_ns, tolerance_ns, __ATOMIC_RELEASE);
-  __atomic_store_n(&g.enabled, enabled, __ATOMIC_RELEASE);
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) __atomic_store_n(dest[i], fields[i], __ATOMIC_RELEASE);
   __atomic_store_n(&g.seq, q + 2, __ATOMIC_RELEASE);
 }
 

@@ -19,6 +19,7 @@ struct CudaGateCtx {
   void* context = nullptr;    // CUcontext current at init (the communicator's device)
   void* function = nullptr;   // CUfunction
   uint64_t block_dev = 0;     // device address of the HarmonicsGateBlock
+  uint32_t memory = 0;        // its slot in the block's last_late (the release rule's memory)
 };
 
 // Loads libcuda.so.1, checks for a device, loads the kernel in the current
@@ -31,9 +32,10 @@ bool cuda_gate_launch(const CudaGateCtx& ctx, void* stream, uint32_t slot, std::
 // Host-side view of the mapped block (nullptr until a prepare succeeded).
 HarmonicsGateBlock* cuda_gate_block();
 
-// Publish the schedule to running and future gate kernels; `offset_ns` is
-// host - GPU clock. enabled=false makes every gate pass at once.
-void cuda_gate_publish(const Schedule& s, int64_t offset_ns, uint64_t cap_ns, uint64_t tolerance_ns);
+// Publish the release rule (host clock: schedule.h's gate_rule) to running
+// and future gate kernels; `offset_ns` is host - GPU clock. A period of 0
+// makes every gate pass at once.
+void cuda_gate_publish(const HarmonicsGateRule& rule, int64_t offset_ns);
 
 // Hold time the kernel recorded in `slot` (0 if it did not run yet).
 uint64_t cuda_gate_held_ns(uint32_t slot);

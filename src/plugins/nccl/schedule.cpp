@@ -11,26 +11,22 @@ uint64_t late_allowance_ns(const Schedule& s) {
   return s.late_ns == Schedule::kNoLate ? cap : std::min(s.late_ns, cap);
 }
 
+HarmonicsGateRule gate_rule(const Schedule& s, uint64_t tolerance, uint64_t cap) {
+  HarmonicsGateRule r{};
+  if (!s.valid || s.period_ns == 0) return r;  // period 0: not gated
+  r.first_slot_ns = s.origin_ns + s.shift_ns;
+  r.period_ns = s.period_ns;
+  r.tolerance_ns = tolerance;
+  r.late_ns = late_allowance_ns(s);
+  r.share_ns = uint64_t(double(s.period_ns) * harmonics::kDefaultLateTolerance);
+  r.cap_ns = cap;
+  return r;
+}
+
 uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap, uint64_t* last_late) {
-  if (!s.valid || s.period_ns == 0) return now;
-  const uint64_t first = s.origin_ns + s.shift_ns;
-  uint64_t late = 0, release = now;
-  if (now <= first) {
-    release = std::min(first, now + cap);
-  } else {
-    const uint64_t since = (now - first) % s.period_ns;  // time since the last slot
-    // The simulator's release rule (policy/release.h): late by less than the
-    // gap behind its bursts, or by a small share of the period while it
-    // catches up on a slip, a job goes at once instead of losing a period.
-    const uint64_t prev = last_late ? *last_late : 0;
-    const bool catching_up = prev == 0 || since < prev;
-    const uint64_t share = uint64_t(double(s.period_ns) * harmonics::kDefaultLateTolerance);
-    if (since <= std::max(tolerance, late_allowance_ns(s)) || (catching_up && since <= share))
-      late = since <= tolerance ? 0 : since;  // within the clocks' error is on the slot
-    else
-      release = now + std::min(s.period_ns - since, cap);
-  }
-  if (last_late) *last_late = late;
+  unsigned long long mem = last_late ? *last_late : 0;
+  const uint64_t release = harmonics_gate_release(gate_rule(s, tolerance, cap), now, &mem);
+  if (last_late) *last_late = mem;
   return release;
 }
 

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "gate_release.h"
+
 namespace hnccl {
 
 struct Schedule {
@@ -24,6 +26,10 @@ struct Schedule {
 
 // How late a collective may be for its slot and still go at once.
 uint64_t late_allowance_ns(const Schedule& s);
+
+// The release rule's inputs for schedule `s` in host time (a period of 0
+// when it gates nothing), as both gates apply it (gate_release.h).
+HarmonicsGateRule gate_rule(const Schedule& s, uint64_t tolerance, uint64_t cap);
 
 // Release time for a collective enqueued at `now`: the next slot at or after
 // now, except that a collective late for a slot goes at once (returns now)
