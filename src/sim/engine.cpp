@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <vector>
 
 #include "policy/release.h"
 #include "sim/event_queue.h"
@@ -66,6 +67,34 @@ double compute_scale(const EngineConfig& cfg, JobId id, long k) {
 
 namespace {
 
+// A job's timing noise as the NCCL hook measures it (rhythm.cpp): the median
+// absolute deviation of its own compute time per iteration (iteration less
+// its hold and its communication) over its latest 8 iterations, once 3 are
+// seen. Collisions lengthen the communication, not this.
+class ComputeNoise {
+public:
+    void add(double compute_s) {
+        if (samples_.size() < kWindow) samples_.push_back(compute_s);
+        else samples_[next_++ % kWindow] = compute_s;
+    }
+    double mad_s() const {
+        if (samples_.size() < kMinSamples) return 0;
+        std::vector<double> v = samples_;
+        const double med = median(v);
+        for (double& x : v) x = std::fabs(x - med);
+        return median(v);
+    }
+
+private:
+    static constexpr std::size_t kWindow = 8, kMinSamples = 3;
+    static double median(std::vector<double>& v) {
+        std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+        return v[v.size() / 2];
+    }
+    std::vector<double> samples_;
+    std::size_t next_ = 0;
+};
+
 struct JobState {
     const SimJob* in = nullptr;
     JobDecision decision;
@@ -79,6 +108,7 @@ struct JobState {
     double pace = 1;             // this iteration's compute time over the profile's (noise)
     ReleaseMemory release;       // the gate's memory of the previous release
     double measured_period = 0;
+    ComputeNoise noise;
 };
 
 class Engine {
@@ -318,6 +348,8 @@ private:
         // it held the collective at the gate (the hook knows that), so a
         // schedule's own waiting does not feed back into the next period.
         double natural = dur - s.gate_wait;
+        s.noise.add(natural - s.comm_this_iter);
+        s.release.noise_s = noise_slip_s(s.noise.mad_s());
         s.measured_period = s.measured_period > 0 ? 0.7 * s.measured_period + 0.3 * natural : natural;
         if (r.iterations_done >= r.iterations) {
             depart(j);

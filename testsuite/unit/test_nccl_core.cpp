@@ -142,8 +142,38 @@ TEST(NcclSchedule, LateBeyondTheGapGoesOnlyWhileCatchingUp) {
 // simulator's gate does (policy/release.h), memory of the previous release
 // included: what harmonics-sim measures is what the hook does. Iterations
 // come on their slot, a little late, late past the gap, past the share, or
-// periods late, in a seeded random sequence; every ready time is half a
-// microsecond off the rule's thresholds, so rounding never decides.
+// periods late, in a seeded random sequence, with and without timing noise;
+// every ready time is half a microsecond off the rule's thresholds (and the
+// noise a quarter), so rounding never decides.
+TEST(NcclSchedule, ASlipGrowingWithinTheJobsNoiseStillCatchesUp) {
+  // 4 ms of gap behind the burst, 10 ms share, 3 ms of timing noise.
+  Schedule s = gated_50ms();
+  s.late_ns = 4 * kMs;
+  const uint64_t slot = s.origin_ns + s.shift_ns + 10 * s.period_ns, noise = 3 * kMs;
+  uint64_t late = 0;
+  EXPECT_EQ(next_release(s, slot + 3 * kMs, 50000, 50 * kMs, &late, noise), slot + 3 * kMs);
+  EXPECT_EQ(late, 3 * kMs);
+  // 2.5 ms later than last time (past the gap), within the noise: still
+  // catching up.
+  EXPECT_EQ(next_release(s, slot + s.period_ns + 5500000, 50000, 50 * kMs, &late, noise), slot + s.period_ns + 5500000);
+  EXPECT_EQ(late, 5500000u);
+  // Without noise the same slip waits for the next slot.
+  uint64_t quiet = 3 * kMs;
+  EXPECT_EQ(next_release(s, slot + s.period_ns + 5500000, 50000, 50 * kMs, &quiet), slot + 2 * s.period_ns);
+  // 3.5 ms later than last time, beyond the noise (within the share): next slot.
+  EXPECT_EQ(next_release(s, slot + 2 * s.period_ns + 9 * kMs, 50000, 50 * kMs, &late, noise), slot + 3 * s.period_ns);
+  EXPECT_EQ(late, 0u);
+  // Never beyond the share: 11 ms late after a 9 ms slip, within the noise, waits.
+  late = 9 * kMs;
+  EXPECT_EQ(next_release(s, slot + 4 * s.period_ns + 11 * kMs, 50000, 50 * kMs, &late, noise), slot + 5 * s.period_ns);
+}
+
+TEST(NcclSchedule, TimingNoiseIsThreeDeviationsOfAValidRhythm) {
+  EXPECT_EQ(noise_slip_ns(true, 1000000), 3000000u);
+  EXPECT_EQ(noise_slip_ns(false, 1000000), 0u);  // no estimate: no noise
+  EXPECT_EQ(noise_slip_ns(true, 0), 0u);
+}
+
 TEST(NcclSchedule, HookReleasesWhenTheSimulatorDoes) {
   std::mt19937_64 rng(2026);
   int went_late = 0, early = 0, missed = 0;
@@ -161,7 +191,10 @@ TEST(NcclSchedule, HookReleasesWhenTheSimulatorDoes) {
     d.shift_s = double(s.shift_ns) * 1e-9;
     d.period_s = double(s.period_ns) * 1e-9;
     d.late_s = gap ? double(s.late_ns) * 1e-9 : -1;
+    // A quarter with no timing noise measured, the others up to 5 ms.
+    const uint64_t noise = trial % 4 != 1 ? (rng() % 5000) * 1000 + 250 : 0;
     harmonics::ReleaseMemory sim_memory;
+    sim_memory.noise_s = double(noise) * 1e-9;
     uint64_t hook_memory = 0;
     const uint64_t first = s.origin_ns + s.shift_ns;
     for (int k = 0; k < 200; ++k) {
@@ -171,7 +204,7 @@ TEST(NcclSchedule, HookReleasesWhenTheSimulatorDoes) {
       int64_t off_us = int64_t(rng() % uint64_t(span * 7 / 10)) - span * 3 / 10;
       if (rng() % 10 == 0) off_us += span * int64_t(1 + rng() % 3);
       const uint64_t ready = uint64_t(int64_t(slot) + off_us * 1000 + 500);
-      const uint64_t hook = next_release(s, ready, 0, s.period_ns, &hook_memory);
+      const uint64_t hook = next_release(s, ready, 0, s.period_ns, &hook_memory, noise);
       const double sim = harmonics::next_release_s(d, double(ready) * 1e-9, sim_memory);
       ASSERT_NEAR(double(hook) * 1e-9, sim, 1e-9) << "trial " << trial << " iteration " << k << ": ready "
                                                    << ready << ", period " << s.period_ns;

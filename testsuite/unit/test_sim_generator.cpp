@@ -8,8 +8,10 @@
 #include <cmath>
 #include <set>
 
+#include "config/policy_options.h"
 #include "model/model_library.h"
 #include "model/traffic.h"
+#include "policy/policy.h"
 #include "sim/engine.h"
 #include "sim/generator.h"
 #include "sim/placement_plan.h"
@@ -203,6 +205,37 @@ TEST(SimNoise, ComputeJitterMovesTheCollectivesOfACommunicationBoundJob) {
     EXPECT_GT(std::abs(noisy - plain), 1e-4);
     EXPECT_LT(std::abs(noisy - plain), 0.05 * plain);
     EXPECT_NEAR(noisy, plain, 0.005 * plain);
+}
+
+// The papers' testbed under ±5 % compute noise (doc/evaluation.md, section
+// 1). A jittering compute makes a gated job's slip grow and shrink by
+// itself; while it grows by less than the job's timing noise the gate counts
+// it as catching up (policy/release.h), so harmonics stays within half a
+// point of its noiseless 1.042. When every such slip waited a whole period
+// it measured 1.066-1.072.
+TEST(SimNoise, GatedJobsRideOutTheirOwnTimingNoise) {
+    Scenario s = builtin_scenario("testbed-paper");
+    const std::vector<SimJob> jobs = prepare_jobs(s);
+    EngineConfig ec;
+    ec.epoch_s = s.epoch_s;
+    ec.compute_jitter = 0.05;
+    for (unsigned seed = 1; seed <= 3; ++seed) {
+        // As harmonics-sim runs it: the search budget counted in work, not
+        // wall time, so the figure does not depend on this host's load.
+        PolicyOptions opts = policy_options(HarmonicsConfig{});
+        opts.search_work_per_s = kSearchWorkPerS;
+        opts.seed = seed;
+        opts.epoch_s = s.epoch_s;
+        ec.noise_seed = seed;
+        std::unique_ptr<Policy> harmonics = make_policy("harmonics", opts);
+        const RunResult r = simulate(s.topo, jobs, harmonics.get(), ec);
+        double slowdown = 0;
+        for (const JobResult& j : r.jobs) {
+            EXPECT_EQ(j.iterations_done, j.iterations) << "job " << j.id;
+            slowdown += j.mean_slowdown() / static_cast<double>(r.jobs.size());
+        }
+        EXPECT_LT(slowdown, 1.055) << "seed " << seed;
+    }
 }
 
 // Two leaves of four nodes: ids 0-3 under the first, 4-7 under the second.

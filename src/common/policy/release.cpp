@@ -29,7 +29,7 @@ double next_release_s(const JobDecision& d, double ready_s, ReleaseMemory& mem, 
     } else {
         const double slot = latest_slot_s(d, ready_s);
         late = std::max(0.0, ready_s - slot);
-        const bool catching_up = mem.late_s <= eps || late < mem.late_s - eps;
+        const bool catching_up = mem.late_s <= eps || late < mem.late_s - eps + mem.noise_s;
         const bool go = late <= eps || late <= late_allowance_s(d, late_tolerance_frac) + eps ||
                         (catching_up && late <= std::max(0.0, late_tolerance_frac) * P + eps);
         if (!go) {

@@ -10,14 +10,16 @@
 // exactly what makes a gated plan lose to fair sharing. "A little" is the
 // decision's late_s (how late its bursts may run before they reach another
 // job's), or at most late_tolerance_frac of the period while the job is
-// catching up: it slipped from its slot at its previous release, or is less
-// late than then. A job whose natural cycle is shorter than its period makes
-// up such a slip by itself in a few iterations (a re-plan's new shifts are
-// such slips too). One late by more than the gap behind it and not catching
-// up would run into the next ring's slot every iteration, delaying that job
-// in turn: a tightly packed leaf would settle into late rings colliding for
-// ever. Such a job waits for its next slot, and so is pulled back onto its
-// grid instead of running free.
+// catching up: it was on its slot at its previous release, or is less late
+// than then, or later by less than its own timing noise (a compute that
+// jitters by a few percent makes a slip grow and shrink by itself). A job
+// whose natural cycle is shorter than its period makes up such a slip by
+// itself in a few iterations (a re-plan's new shifts are such slips too).
+// One late by more than the gap behind it and not catching up would run
+// into the next ring's slot every iteration, delaying that job in turn: a
+// tightly packed leaf would settle into late rings colliding for ever. Such
+// a job waits for its next slot, and so is pulled back onto its grid instead
+// of running free.
 #pragma once
 
 #include "policy/policy.h"
@@ -36,10 +38,25 @@ double latest_slot_s(const JobDecision& d, double t_s);
 // How late a job may be and still go at once (seconds).
 double late_allowance_s(const JobDecision& d, double late_tolerance_frac = kDefaultLateTolerance);
 
+// How many median absolute deviations of a job's own compute time make its
+// timing noise (noise_slip_s). Chosen with harmonics-sim on testbed-paper
+// under ±3/5/10 % noise (doc/scale.md, "Stop 27"): 2 left a third of the
+// noise's cost, 4 gained nothing over 3.
+constexpr double kNoiseSlipMads = 3;
+
 // What the gate remembers of a job from one release to the next.
 struct ReleaseMemory {
-    double late_s = 0;  // how late past its slot the previous release went (0: on a slot)
+    double late_s = 0;   // how late past its slot the previous release went (0: on a slot)
+    // The job's own timing noise as the gate measured it (noise_slip_s): a
+    // slip that grew by less than this since the previous release is the
+    // job's compute jittering, not its ring drifting into the next one's
+    // slot, and still counts as catching up. 0: none measured.
+    double noise_s = 0;
 };
+
+// The timing noise of a job whose compute times of its latest iterations
+// have median absolute deviation `compute_mad_s`.
+inline double noise_slip_s(double compute_mad_s) { return kNoiseSlipMads * compute_mad_s; }
 
 // The earliest time >= ready_s the job's first collective may start. Returns
 // ready_s for a job that is not gated (or has no period). `mem` is the job's

@@ -40,6 +40,7 @@ void publish_rhythm(Plugin& p, RhythmEstimator& est, uint64_t now) {
     log_once(Once::Opening, "%zu phases per iteration and none after a clearly longer pause: no burst is held",
              r.phases.size());
   p.iteration_pause_ns.store(opening, std::memory_order_relaxed);
+  p.noise_ns.store(noise_slip_ns(r.valid, r.jitter_ns), std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(p.rhythm_mu);
   p.rhythm = std::move(r);
 }
@@ -49,7 +50,8 @@ void publish_gate(Plugin& p, uint64_t now) {
   Schedule s = p.schedule.load();
   int64_t offset = 0;
   p.clock.estimate(now, &offset);
-  cuda_gate_publish(gate_rule(s, p.cfg.gate_tolerance_ns, p.gate_cap(s)), offset);
+  cuda_gate_publish(gate_rule(s, p.cfg.gate_tolerance_ns, p.gate_cap(s), p.noise_ns.load(std::memory_order_relaxed)),
+                    offset);
 }
 
 }  // namespace

@@ -166,9 +166,10 @@ void cuda_gate_publish(const HarmonicsGateRule& r, int64_t offset_ns) {
   HarmonicsGateSchedule& g = b->schedule;
   const unsigned long long first = r.first_slot_ns - uint64_t(offset_ns);
   const unsigned long long enabled = r.period_ns > 0 ? 1 : 0;
-  const unsigned long long fields[] = {first, r.period_ns, r.cap_ns, r.tolerance_ns, r.late_ns, r.share_ns, enabled};
-  unsigned long long* dest[] = {&g.first_slot_ns, &g.period_ns, &g.cap_ns, &g.tolerance_ns,
-                                &g.late_ns,       &g.share_ns,  &g.enabled};
+  const unsigned long long fields[] = {first,     r.period_ns, r.cap_ns,   r.tolerance_ns,
+                                      r.late_ns, r.share_ns,  r.noise_ns, enabled};
+  unsigned long long* dest[] = {&g.first_slot_ns, &g.period_ns, &g.cap_ns,   &g.tolerance_ns,
+                                &g.late_ns,       &g.share_ns,  &g.noise_ns, &g.enabled};
   // Skip identical rewrites: the kernel re-aims whenever seq moves.
   bool same = true;
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)

@@ -23,6 +23,7 @@ struct HarmonicsGateSchedule {
   unsigned long long tolerance_ns;   // this late after a slot counts as on it
   unsigned long long late_ns;        // late by this much goes at once (the gap behind the bursts)
   unsigned long long share_ns;       // ... or by this much while catching up on a slip
+  unsigned long long noise_ns;       // a slip growing by less is the job's own jitter
   unsigned long long enabled;        // 0: pass at once
 };
 

@@ -23,6 +23,7 @@ __device__ static void read_schedule(const volatile HarmonicsGateSchedule* s,
     out->tolerance_ns = s->tolerance_ns;
     out->late_ns = s->late_ns;
     out->share_ns = s->share_ns;
+    out->noise_ns = s->noise_ns;
     __threadfence_system();
     if (s->seq == q) return;
   }

@@ -9,7 +9,8 @@
 // `late_ns` (the free link time behind its bursts in schedd's plan, at most
 // the share) it goes at once; so it does, late by at most `share_ns` of the
 // period, while it catches up on a slip (it was on its slot at its previous
-// release, or is less late now than then). Later, it waits for its next slot:
+// release, or is less late now than then, or later by less than its own
+// timing noise `noise_ns`). Later, it waits for its next slot:
 // a ring late past the gap behind it and not catching up would run into the
 // next ring's slot every iteration. Never held longer than `cap_ns`.
 //
@@ -29,6 +30,7 @@ struct HarmonicsGateRule {
   unsigned long long tolerance_ns;   // this late after a slot counts as on it
   unsigned long long late_ns;        // the gap behind the bursts, at most share_ns
   unsigned long long share_ns;       // how late a job catching up may be
+  unsigned long long noise_ns;       // a slip growing by less is the job's own jitter
   unsigned long long cap_ns;         // the longest hold
 };
 
@@ -46,7 +48,7 @@ HARMONICS_GATE_HD inline unsigned long long harmonics_gate_release(const Harmoni
   }
   const unsigned long long since = (now - r.first_slot_ns) % r.period_ns;  // past the latest slot
   const unsigned long long prev = *last_late;
-  const bool catching_up = prev == 0 || since < prev;
+  const bool catching_up = prev == 0 || since < prev + r.noise_ns;
   const unsigned long long allowance = r.late_ns > r.tolerance_ns ? r.late_ns : r.tolerance_ns;
   if (since <= allowance || (catching_up && since <= r.share_ns)) {
     *last_late = since <= r.tolerance_ns ? 0 : since;

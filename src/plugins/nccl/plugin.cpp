@@ -115,7 +115,8 @@ void start_coll_api(Plugin& p, Comm& c, void** h, const ProfEventDescrV5* d) {
   if (!wants_gate(p, c, now, captured, &s)) return;
   if (c.gate.load(std::memory_order_relaxed) == GateMode::Host) {
     uint64_t last_late = c.last_late_ns.load(std::memory_order_relaxed);
-    const uint64_t release = next_release(s, now, p.cfg.gate_tolerance_ns, p.gate_cap(s), &last_late);
+    const uint64_t release = next_release(s, now, p.cfg.gate_tolerance_ns, p.gate_cap(s), &last_late,
+                                          p.noise_ns.load(std::memory_order_relaxed));
     c.last_late_ns.store(last_late, std::memory_order_relaxed);
     uint64_t held = 0;
     if (release > now) {

@@ -11,7 +11,7 @@ uint64_t late_allowance_ns(const Schedule& s) {
   return s.late_ns == Schedule::kNoLate ? cap : std::min(s.late_ns, cap);
 }
 
-HarmonicsGateRule gate_rule(const Schedule& s, uint64_t tolerance, uint64_t cap) {
+HarmonicsGateRule gate_rule(const Schedule& s, uint64_t tolerance, uint64_t cap, uint64_t noise) {
   HarmonicsGateRule r{};
   if (!s.valid || s.period_ns == 0) return r;  // period 0: not gated
   r.first_slot_ns = s.origin_ns + s.shift_ns;
@@ -20,12 +20,18 @@ HarmonicsGateRule gate_rule(const Schedule& s, uint64_t tolerance, uint64_t cap)
   r.late_ns = late_allowance_ns(s);
   r.share_ns = uint64_t(double(s.period_ns) * harmonics::kDefaultLateTolerance);
   r.cap_ns = cap;
+  r.noise_ns = noise;
   return r;
 }
 
-uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap, uint64_t* last_late) {
+uint64_t noise_slip_ns(bool rhythm_valid, uint64_t jitter_ns) {
+  return rhythm_valid ? uint64_t(harmonics::noise_slip_s(double(jitter_ns))) : 0;
+}
+
+uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap, uint64_t* last_late,
+                      uint64_t noise) {
   unsigned long long mem = last_late ? *last_late : 0;
-  const uint64_t release = harmonics_gate_release(gate_rule(s, tolerance, cap), now, &mem);
+  const uint64_t release = harmonics_gate_release(gate_rule(s, tolerance, cap, noise), now, &mem);
   if (last_late) *last_late = mem;
   return release;
 }

@@ -56,6 +56,9 @@ struct Plugin {
   ClockOffset clock;
   ScheduleCell schedule;
   std::atomic<uint64_t> schedule_valid_until_ns{0};
+  // The job's timing noise for the release rule (noise_slip_ns of the rhythm
+  // estimate), published by the drain thread.
+  std::atomic<uint64_t> noise_ns{0};
   std::atomic<uint64_t> iteration_pause_ns{0};  // gate bursts after a pause this long (0: every burst; kNoOpening: none)
   std::atomic<uint64_t> pushed{0}, drained{0};
   Counters n;
