@@ -2,12 +2,12 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-#include <vector>
 
 #include "policy/release.h"
 #include "sim/event_queue.h"
@@ -74,25 +74,26 @@ namespace {
 class ComputeNoise {
 public:
     void add(double compute_s) {
-        if (samples_.size() < kWindow) samples_.push_back(compute_s);
-        else samples_[next_++ % kWindow] = compute_s;
+        samples_[next_++ % kWindow] = compute_s;
+        count_ = std::min(count_ + 1, kWindow);
     }
     double mad_s() const {
-        if (samples_.size() < kMinSamples) return 0;
-        std::vector<double> v = samples_;
-        const double med = median(v);
-        for (double& x : v) x = std::fabs(x - med);
-        return median(v);
+        if (count_ < kMinSamples) return 0;
+        // On the stack: this runs at the end of every iteration of every job.
+        std::array<double, kWindow> v = samples_;
+        const double med = median(v.data(), count_);
+        for (std::size_t i = 0; i < count_; ++i) v[i] = std::fabs(v[i] - med);
+        return median(v.data(), count_);
     }
 
 private:
     static constexpr std::size_t kWindow = 8, kMinSamples = 3;
-    static double median(std::vector<double>& v) {
-        std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-        return v[v.size() / 2];
+    static double median(double* v, std::size_t n) {
+        std::nth_element(v, v + n / 2, v + n);
+        return v[n / 2];
     }
-    std::vector<double> samples_;
-    std::size_t next_ = 0;
+    std::array<double, kWindow> samples_{};
+    std::size_t count_ = 0, next_ = 0;
 };
 
 struct JobState {

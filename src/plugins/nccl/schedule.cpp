@@ -25,7 +25,7 @@ HarmonicsGateRule gate_rule(const Schedule& s, uint64_t tolerance, uint64_t cap,
 }
 
 uint64_t noise_slip_ns(bool rhythm_valid, uint64_t jitter_ns) {
-  return rhythm_valid ? uint64_t(harmonics::noise_slip_s(double(jitter_ns))) : 0;
+  return rhythm_valid ? uint64_t(harmonics::kNoiseSlipMads * double(jitter_ns)) : 0;
 }
 
 uint64_t next_release(const Schedule& s, uint64_t now, uint64_t tolerance, uint64_t cap, uint64_t* last_late,
