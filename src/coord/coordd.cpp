@@ -287,7 +287,8 @@ void Coordd::set_nodes(CoordJob& j, const std::string& node_list) {
 
 std::string Coordd::job_state(const CoordJob& j) const {
     if (j.ended) return "ended";
-    if (j.decision && j.decision->gated) return "scheduled";
+    // locked: measuring only, planned where its bursts lock behind gated ones.
+    if (j.decision && j.decision->gated) return j.holds ? "scheduled" : "locked";
     if (j.views.empty()) return "waiting";
     return j.holds ? "free" : "measuring";   // measuring: free, since its ranks do not hold their collectives
 }
@@ -401,7 +402,8 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
 }
 
 // A job holds while every leaf's ranks do. One that stops runs free on every
-// leaf (its owner's plan included), and leaves its phase family: windows
+// leaf (its hooks are never held; its owner may still plan the point where
+// its bursts lock behind gated ones), and leaves its phase family: windows
 // are promises it cannot keep.
 void Coordd::update_holds(CoordJob& j) {
     const bool holds = std::all_of(j.views.begin(), j.views.end(), [](const auto& v) { return v.second.holds; });
@@ -412,7 +414,7 @@ void Coordd::update_holds(CoordJob& j) {
         for (const auto& [leaf, v] : j.views)
             if (!v.holds) where += (where.empty() ? "" : ",") + leaf;
         HLOG_INFO("job %lld: ranks on leaf %s do not hold their collectives (measuring only); it runs free on every "
-                  "leaf%s",
+                  "leaf%s (its owner may plan where it locks)",
                   (long long)j.id, where.c_str(), grouped(j) ? " and leaves its phase family" : "");
         if (grouped(j)) {
             j.owner.clear();

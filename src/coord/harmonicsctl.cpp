@@ -85,8 +85,10 @@ void print_job(const Harmonics__JobInfo& j, bool json, bool schedule_only) {
     const std::string window = d && d->has_group && d->has_groups
                                    ? " Window=" + std::to_string(d->group) + "/" + std::to_string(d->groups)
                                    : "";
+    // Gated=locked: a job that does not hold, planned where it will lock.
+    const char* gated = d && d->gated ? (j.has_holds && !j.holds ? "locked" : "yes") : "no";
     if (d)
-        std::printf("   Gated=%s Period=%s Shift=%s%s Epoch=%llu\n", d->gated ? "yes" : "no", ms(d->period_s).c_str(),
+        std::printf("   Gated=%s Period=%s Shift=%s%s Epoch=%llu\n", gated, ms(d->period_s).c_str(),
                     ms(d->shift_s).c_str(), window.c_str(), (unsigned long long)d->epoch);
     std::printf("\n");
 }

@@ -383,7 +383,8 @@ void Schedd::on_epoch() {
 // A job holds its collectives while no fresh report of one of its ranks
 // says otherwise; one that does not is planned as running free (its
 // neighbours are planned around it at a random phase, not at a shift it
-// would never keep), and coordd hears it for the job's other leaves. While
+// would never keep) or, by its owner, at the point where its bursts lock
+// behind gated ones, and coordd hears it for the job's other leaves. While
 // no rank reports at all the last word stands, as the job's rhythm does.
 void Schedd::update_holds(SchedJob& j, double now) {
     if (now - j.last_report_s > fresh_s()) return;
@@ -393,7 +394,8 @@ void Schedd::update_holds(SchedJob& j, double now) {
     if (holds == j.holds) return;
     j.holds = holds;
     if (!holds)
-        HLOG_INFO("job %lld: rank %d does not hold its collectives (measuring only): planned as running free",
+        HLOG_INFO("job %lld: rank %d does not hold its collectives (measuring only): planned as running free, or "
+                  "where it locks behind gated bursts",
                   (long long)j.id, j.not_holding.begin()->first);
     else
         HLOG_INFO("job %lld: every rank reporting holds its collectives again", (long long)j.id);
@@ -581,7 +583,7 @@ void Schedd::choose_adoption(const std::vector<JobProfile>& profiles) {
             pb.jobs.push_back(p);
             pb.fixed[p.id] = *j.decision;
             gated = true;
-        } else if (is_cross_leaf(j) && !owns(j) && !plans_free(j)) {
+        } else if (is_cross_leaf(j) && !owns(j) && !plans_free(j) && !measuring(j)) {
             pb.jobs.push_back(p);   // not in pb.fixed: free at a random phase
             if (!want || j.uplink_load > want->uplink_load) want = &j;
         }
@@ -603,7 +605,8 @@ void Schedd::choose_adoption(const std::vector<JobProfile>& profiles) {
 
 void Schedd::push_schedule(SchedJob& j, double now_wall) {
     if (!j.decision || j.hooks.empty()) return;
-    const JobDecision& d = *j.decision;
+    // A measuring job's lock point is for the leaves' plans, not a gate.
+    const JobDecision d = measuring(j) ? JobDecision{} : *j.decision;
     Harmonics__Schedule s = HARMONICS__SCHEDULE__INIT;
     std::string owner = owns(j) ? leaf_name_ : j.owner_leaf;
     wire::fill_schedule(&s, j.id, d, j.decision_epoch, owner.c_str());

@@ -135,7 +135,13 @@ private:
     void expire_jobs(double now);
     bool is_cross_leaf(const SchedJob& j) const;
     bool owns(const SchedJob& j) const;
-    bool plans_free(const SchedJob& j) const { return j.run_free || !j.holds; }
+    // Its ranks here or elsewhere do not hold their collectives: its owner
+    // runs it free or plans where it locks (LocalTuning::lock_measuring), and
+    // its hooks only ever get free schedules.
+    bool measuring(const SchedJob& j) const { return !j.holds || !j.holds_elsewhere; }
+    // Free by coordd's word (a conflict hold; coordd also says so of a
+    // measuring job, which its owner still plans).
+    bool plans_free(const SchedJob& j) const { return j.run_free && !measuring(j); }
     void update_holds(SchedJob& j, double now);
     // A rank's report counts this long (the aggregate's freshness window).
     double fresh_s() const { return std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s); }

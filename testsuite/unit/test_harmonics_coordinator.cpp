@@ -209,11 +209,11 @@ TEST(GlobalCoordinator, JobsCollidingOnALeafThatOwnsNeitherGoThereAndStay) {
     }
 }
 
-// A job whose ranks do not hold their collectives (Gate=no) keeps no slot:
-// it runs free on every leaf and is never handed over or adopted, while its
-// neighbours are still planned. Four jobs that the conflict pass otherwise
-// gates in pairs; job 1 only measures. A leaf-local job that does not hold
-// runs free too.
+// A job whose ranks do not hold their collectives (Gate=no) keeps no slot of
+// its own: here, with nowhere it would lock (LockPlan tests), it runs free on
+// every leaf and is never handed over or adopted, while its neighbours are
+// still planned. Four jobs that the conflict pass otherwise gates in pairs;
+// job 1 only measures. A leaf-local job that does not hold runs free too.
 TEST(GlobalCoordinator, AJobThatDoesNotHoldRunsFreeEverywhere) {
     FourRacks f;
     const Topology& topo = f.topo;

@@ -16,6 +16,10 @@ bool same_decision(const JobDecision& a, const JobDecision& b) {
 
 }  // namespace
 
+// A job whose ranks do not hold their collectives keeps no slot of its own:
+// its owner runs it free or plans the phase it will lock to
+// (LocalTuning::lock_measuring), every other leaf plans around that, and no
+// family, hand-over or adoption takes it (as coordd and schedd).
 CoordinationEpoch::CoordinationEpoch(const Topology& topo, const std::vector<JobProfile>& jobs,
                                      const std::map<JobId, JobDecision>& previous, const LocalScheduler& local,
                                      double now_s, int max_rounds, std::map<JobId, SwitchId> owners)
@@ -26,16 +30,6 @@ CoordinationEpoch::CoordinationEpoch(const Topology& topo, const std::vector<Job
         for (const auto& [leaf, x] : loads_[i].per_leaf) {
             (void)x;
             members_[leaf].push_back(i);
-        }
-        // A job whose ranks do not hold their collectives keeps no slot: it
-        // runs free on every leaf, every other job is planned around it, and
-        // no family, hand-over or adoption takes it (as coordd and schedd).
-        if (!jobs[i].holds) {
-            auto o = res_.owners.find(jobs[i].id);
-            SwitchId leaf = -1;   // a leaf-local job's: its one leaf
-            if (o != res_.owners.end()) leaf = o->second;
-            else if (!loads_[i].per_leaf.empty()) leaf = loads_[i].per_leaf[0].first;
-            ungate(jobs[i].id, leaf);
         }
     }
 }
@@ -200,7 +194,7 @@ bool CoordinationEpoch::resolve_conflicts(ConflictMemory* memory, bool last_pass
     for (const JobProfile& j : jobs_) {
         auto c = current_.find(j.id);
         if (!res_.owners.count(j.id) || ungated_.count(j.id) || grouped_.count(j.id) || c == current_.end() ||
-            !c->second.gated)
+            !c->second.gated || !j.holds)   // a locked job's delay is its lock, not a missed slot
             continue;
         const double used = slack_used(j, worst[j.id].first);
         if (used > local_.tuning().slack_margin + 1e-12) over[j.id] = used;
@@ -340,7 +334,7 @@ bool CoordinationEpoch::adopt_free_jobs(ConflictMemory* memory) {
             auto o = res_.owners.find(id);
             auto c = current_.find(id);
             if (o == res_.owners.end() || o->second == leaf || ungated_.count(id) || reowned_.count(id) ||
-                acted.count(id) || (c != current_.end() && c->second.gated))
+                acted.count(id) || (c != current_.end() && c->second.gated) || !jobs_[i].holds)
                 continue;
             pb.jobs.push_back(jobs_[i]);   // not in pb.fixed: free at a random phase
             if (grouped_.count(id)) continue;   // a family's free rider: planned on all its leaves

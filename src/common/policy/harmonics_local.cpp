@@ -6,6 +6,8 @@
 
 #include "policy/burst_packing.h"
 #include "policy/free_running.h"
+#include "policy/lock_points.h"
+#include "policy/slot_delays.h"
 #include "policy/release.h"
 
 #include <algorithm>
@@ -540,67 +542,6 @@ SlotSolution keep_previous(const SlotProblem& sp, const std::vector<int>& warm, 
 
 namespace {
 
-// The delay the collisions of a plan still predict cost its jobs, slot by
-// slot: f(job, link, t, d) for every slot t of the hyperperiod (or horizon) in
-// which job `job` loses d slots of its own time on link `link`. Each slot's
-// excess on a link is shared by the jobs loading it then in proportion to
-// their demand (fair sharing), and a job's share of `e` slots of link
-// capacity costs it e / peak slots at its own rate.
-template <typename F>
-void for_each_delay(const SlotProblem& p, const std::vector<int>& shift, F&& f) {
-    const int H = p.hyperperiod_slots;
-    if (H <= 0) return;
-    std::vector<std::vector<double>> load(p.links.size());
-    std::vector<double> mix_mean(p.links.size(), 0);
-    for (size_t k = 0; k < p.links.size(); ++k) {
-        load[k].assign(H, p.links[k].background);
-        for (const auto& [y, pr] : p.links[k].background_mix) mix_mean[k] += y * pr;
-    }
-    auto demand_at = [&](size_t i, const SlotDemand& d, int t) {
-        const int P = p.jobs[i].period_slots;
-        return d.pattern[((t - shift[i]) % P + P) % P];
-    };
-    // Only the slots each job communicates in: O(bursts · H / P) per job, not O(H).
-    auto for_busy = [&](size_t i, const SlotDemand& d, auto&& g) {
-        const int P = p.jobs[i].period_slots;
-        const int s = ((shift[i] % P) + P) % P;
-        for (int t0 = 0; t0 < P; ++t0) {
-            if (d.pattern[t0] == 0) continue;
-            for (int t = (t0 + s) % P; t < H; t += P) g(t);
-        }
-    };
-    for (size_t i = 0; i < p.jobs.size(); ++i)
-        for (const SlotDemand& d : p.jobs[i].demand)
-            for_busy(i, d, [&](int t) { load[d.link][t] += demand_at(i, d, t); });
-    for (size_t i = 0; i < p.jobs.size(); ++i)
-        for (const SlotDemand& d : p.jobs[i].demand) {
-            double peak = *std::max_element(d.pattern.begin(), d.pattern.end());
-            if (peak <= 0) continue;
-            for_busy(i, d, [&](int t) {
-                double x = demand_at(i, d, t);
-                if (x <= 0) return;
-                double e = slot_excess(p.links[d.link], load[d.link][t]);
-                if (e > 0) f(i, d.link, t, e * x / (load[d.link][t] + mix_mean[d.link]) / peak);
-            });
-        }
-}
-
-// Per job of a plan, the delay per iteration (seconds) its collisions cost
-// it; the uplink and downlink carry the same rings, so a job's delay is its
-// worst link's, not their sum.
-std::vector<double> collision_delays_s(const SlotProblem& p, const std::vector<int>& shift) {
-    const size_t L = p.links.size();
-    std::vector<double> per_link(p.jobs.size() * L, 0);   // slots of delay over the horizon
-    for_each_delay(p, shift, [&](size_t i, int link, int, double d) { per_link[i * L + link] += d; });
-    std::vector<double> out(p.jobs.size(), 0);
-    for (size_t i = 0; i < p.jobs.size() && p.hyperperiod_slots > 0; ++i) {
-        double worst = 0;
-        for (size_t k = 0; k < L; ++k) worst = std::max(worst, per_link[i * L + k]);
-        out[i] = worst * p.slot_s * p.jobs[i].period_slots / p.hyperperiod_slots;
-    }
-    return out;
-}
-
 // Whether every job of a plan absorbs the collisions the plan still predicts
 // within its own slack (P_j - T_j). A gated job whose iterations run later
 // than its period drifts off its slots until it loses one, and the plan then
@@ -642,6 +583,9 @@ std::vector<double> absorbing_periods(const Built& b, const std::vector<int>& sh
 
 enum class Verdict { NotSearched, PastSlack, NoBetter, Taken };
 
+// Rounds of placing a measuring job where it locks and the gated jobs again around it.
+constexpr int kLockRounds = 3;
+
 // One plan searched: its best assignment, and whether that is simply last
 // epoch's schedule kept.
 struct Searched {
@@ -672,9 +616,45 @@ Searched search_plan(const Built& b, const LocalTuning& t, double budget_s, doub
     return out;
 }
 
+// Whether any decision differs from last epoch's.
+bool changed_from(const LeafProblem& problem, const std::map<JobId, JobDecision>& jobs) {
+    for (const auto& [id, dec] : jobs) {
+        auto p = problem.previous.find(id);
+        if (p == problem.previous.end() || !same_schedule(p->second, dec)) return true;
+    }
+    return false;
+}
+
+// The owned jobs' decisions: gated as `b` places them at `shift` (none when
+// `b` has no jobs), the rest free.
+void emit_decisions(const Built& b, const std::vector<int>& shift, const LeafProblem& problem, LeafResult& res) {
+    if (!b.sp.jobs.empty()) {
+        const std::vector<int> late = late_slack_slots(b.sp, shift, kDefaultLateTolerance);
+        for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
+            if (b.sp.jobs[k].fixed_shift >= 0) continue;
+            JobDecision dec;
+            dec.gated = true;
+            dec.period_s = b.sp.jobs[k].period_slots * b.sp.slot_s;  // the leaf's grid, maybe coarser
+            dec.shift_s = shift[k] * b.sp.slot_s;
+            dec.origin_s = b.origin * b.sp.slot_s;
+            dec.late_s = late[k] * b.sp.slot_s;
+            dec.owner_leaf = problem.leaf;
+            res.jobs[problem.jobs[b.job_of[k]].id] = dec;
+        }
+    }
+    for (const JobProfile& j : problem.jobs) {
+        if (problem.fixed.count(j.id) || res.jobs.count(j.id)) continue;
+        JobDecision dec;
+        dec.owner_leaf = problem.leaf;
+        res.jobs[j.id] = dec;
+        res.free_jobs++;
+    }
+    res.changed = changed_from(problem, res.jobs);
+}
+
 }  // namespace
 
-LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& problem) const {
+LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem& problem) const {
     const auto t0 = std::chrono::steady_clock::now();
     LeafResult res;
     const LeafBuilder builder(opts_, tuning_, topo, problem);
@@ -777,34 +757,132 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     res.search_nodes = st.nodes;
     if (!chosen) res.explain += "; all free";
     if (won) res.optimal = won->sol.optimal;
-    if (chosen) {
-        const Built& b = *chosen;
-        const std::vector<int> late = late_slack_slots(b.sp, won->sol.shift, kDefaultLateTolerance);
-        for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
-            if (b.sp.jobs[k].fixed_shift >= 0) continue;
-            JobDecision dec;
-            dec.gated = true;
-            dec.period_s = b.sp.jobs[k].period_slots * b.sp.slot_s;  // the leaf's grid, maybe coarser
-            dec.shift_s = won->sol.shift[k] * b.sp.slot_s;
-            dec.origin_s = b.origin * b.sp.slot_s;
-            dec.late_s = late[k] * b.sp.slot_s;
-            dec.owner_leaf = problem.leaf;
-            res.jobs[problem.jobs[b.job_of[k]].id] = dec;
-        }
-    }
-    for (const JobProfile& j : problem.jobs) {
-        if (problem.fixed.count(j.id) || res.jobs.count(j.id)) continue;
-        JobDecision dec;
-        dec.owner_leaf = problem.leaf;
-        res.jobs[j.id] = dec;
-        res.free_jobs++;
-    }
-    for (const auto& [id, dec] : res.jobs) {
-        auto p = problem.previous.find(id);
-        if (p == problem.previous.end() || !same_schedule(p->second, dec)) res.changed = true;
-    }
+    if (chosen) emit_decisions(*chosen, won->sol.shift, problem, res);
+    else emit_decisions(Built{}, {}, problem, res);
     res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
+}
+
+LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& problem) const {
+    std::vector<JobId> measuring;   // owned here, hooks that never hold
+    for (const JobProfile& j : problem.jobs)
+        if (!j.holds && !problem.fixed.count(j.id)) measuring.push_back(j.id);
+    if (measuring.empty()) return decide_plans(topo, problem);
+    const auto t0 = std::chrono::steady_clock::now();
+    // First every way of running them free, the others planned around them.
+    LeafProblem around = problem;
+    for (JobId id : measuring) {
+        around.fixed[id] = JobDecision{};
+        around.previous.erase(id);
+    }
+    LeafResult res = decide_plans(topo, around);
+    for (JobId id : measuring) {
+        JobDecision dec;
+        dec.owner_leaf = problem.leaf;
+        res.jobs[id] = dec;
+        res.free_jobs++;
+    }
+    // One job at a time, on a leaf that plans every gated job it sees: two
+    // free jobs also drift against each other until both lock, which each
+    // one's lock points (against the others fixed) miss, and a job gated by
+    // another leaf sits where that leaf planned it without this lock. Both
+    // measured as losses without the rule (doc/scale.md, stop 28).
+    const bool fixed_elsewhere =
+        std::any_of(problem.fixed.begin(), problem.fixed.end(), [](const auto& f) { return f.second.gated; });
+    if (!tuning_.lock_measuring) {
+    } else if (measuring.size() > 1) {
+        res.explain += "; lock: more than one measuring job";
+    } else if (fixed_elsewhere) {
+        res.explain += "; lock: jobs gated by other leaves";
+    } else {
+        try_lock(topo, problem, measuring[0], res);
+    }
+    res.changed = changed_from(problem, res.jobs);
+    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+}
+
+// The harmonic plan with the measuring job on the grid too, at the worst
+// point it may lock to (lock_points.h), the gated jobs searched around it.
+void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, JobId measuring,
+                              LeafResult& res) const {
+    const LeafBuilder builder(opts_, tuning_, topo, problem);
+    const Built b = builder.harmonic_with_floors(std::vector<double>(problem.jobs.size(), 0));
+    size_t m = b.sp.jobs.size();
+    for (size_t k = 0; k < b.sp.jobs.size(); ++k)
+        if (b.sp.jobs[k].id == measuring) m = k;
+    if (m == b.sp.jobs.size()) {
+        res.explain += "; lock: no common period";
+        return;
+    }
+    // Its stretch alone must beat what was chosen (collisions only add).
+    if (stretch_only(b.sp) - opts_.change_threshold >= res.predicted_cost) {
+        res.explain += "; lock not searched";
+        return;
+    }
+    SearchStats st;
+    st.work_per_s = opts_.search_work_per_s;
+    std::vector<int> shift = search_plan(b, tuning_, opts_.local_budget_s * 0.3, opts_.change_threshold, &st).sol.shift;
+    // Where the job will lock, then the gated jobs searched again around that
+    // point, for a few rounds, until their delays fit their slack (the
+    // locked job's own delay is its lead, by definition).
+    SlotProblem around = b.sp;
+    const double lead_s = around.jobs[m].period_slots * around.slot_s - around.jobs[m].isolated_period_s;
+    std::string why;
+    for (int round = 0; round < kLockRounds; ++round) {
+        around.jobs[m].fixed_shift = -1;
+        const std::vector<int> points = lock_points(delay_by_shift(around, shift, m), lead_s);
+        if (points.empty()) {
+            res.search_nodes += st.nodes;
+            res.explain += "; lock: job " + std::to_string(measuring) + " never settles";
+            return;
+        }
+        double worst_cost = -1;
+        int worst = points[0];
+        for (int x : points) {
+            shift[m] = x;
+            if (const double c = predicted_cost(around, shift); c > worst_cost) {
+                worst_cost = c;
+                worst = x;
+            }
+        }
+        shift[m] = worst;
+        why.clear();
+        const std::vector<double> delay = collision_delays_s(around, shift);
+        for (size_t k = 0; k < around.jobs.size() && why.empty(); ++k) {
+            const SlotJob& j = around.jobs[k];
+            if (k != m && j.isolated_period_s > 0 &&
+                delay[k] > tuning_.slack_margin * (j.period_slots * around.slot_s - j.isolated_period_s) + 1e-12)
+                why = "job " + std::to_string(j.id) + " past its slack";
+        }
+        if (why.empty()) break;
+        around.jobs[m].fixed_shift = shift[m];
+        shift = search(around, tuning_, opts_.local_budget_s * 0.1, &shift, &st).shift;
+    }
+    res.search_nodes += st.nodes;
+    if (!why.empty()) {
+        res.explain += "; lock: " + why;
+        return;
+    }
+    // Judged like the absorbing plan: collisions with a job nobody holds count twice.
+    const double cost = predicted_cost(b.sp, shift), stretch = stretch_only(b.sp);
+    auto p = problem.previous.find(measuring);
+    const bool was_locked = p != problem.previous.end() && p->second.gated;
+    const double score = stretch + tuning_.absorb_collision_weight * (cost - stretch) -
+                         (was_locked ? opts_.change_threshold : 0);
+    char line[96];
+    std::snprintf(line, sizeof line, "; lock %.4f (stretch %.4f)", cost, stretch);
+    res.explain += line;
+    if (score >= res.predicted_cost - 1e-12) {
+        res.explain += " no better";
+        return;
+    }
+    res.explain += " chosen";
+    res.jobs.clear();
+    res.free_jobs = 0;
+    res.predicted_cost = cost;
+    res.optimal = false;
+    emit_decisions(b, shift, problem, res);
 }
 
 std::map<JobId, double> LocalScheduler::collision_delays(const Topology& topo, const LeafProblem& problem) const {

@@ -77,6 +77,15 @@ struct LocalTuning {
     // stops 22 and 25).
     bool absorb_measuring = true;
     double absorb_collision_weight = 2.0;
+    // A measuring-only job this leaf owns may instead be planned on the
+    // harmonic grid like the others: running free a little faster than its
+    // planned period, it drifts into the gated bursts before its slot and
+    // locks there (policy/lock_points.h). The lock plan is tried for one such
+    // job on a leaf that plans every gated job it sees, and taken only if the
+    // job comes to rest somewhere, the gated jobs' delays at the worst such
+    // point fit their slack, and it beats the plans that run the job free,
+    // its collisions counted absorb_collision_weight times.
+    bool lock_measuring = true;
 };
 
 // The leaf's links its problem is about: the uplink and downlink (absent ones skipped).
@@ -116,6 +125,11 @@ public:
     const LocalTuning& tuning() const { return tuning_; }
 
 private:
+    // decide() with the measuring-only jobs it owns run free.
+    LeafResult decide_plans(const Topology& topo, const LeafProblem& problem) const;
+    // Replaces `res` by the lock plan for `measuring` (owned, not holding) when it wins.
+    void try_lock(const Topology& topo, const LeafProblem& problem, JobId measuring, LeafResult& res) const;
+
     PolicyOptions opts_;
     LocalTuning tuning_;
 };
