@@ -822,42 +822,63 @@ void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, 
     }
     SearchStats st;
     st.work_per_s = opts_.search_work_per_s;
-    std::vector<int> shift = search_plan(b, tuning_, opts_.local_budget_s * 0.3, opts_.change_threshold, &st).sol.shift;
-    // Where the job will lock, then the gated jobs searched again around that
-    // point, for a few rounds, until their delays fit their slack (the
-    // locked job's own delay is its lead, by definition).
-    SlotProblem around = b.sp;
-    const double lead_s = around.jobs[m].period_slots * around.slot_s - around.jobs[m].isolated_period_s;
-    std::string why;
-    for (int round = 0; round < kLockRounds; ++round) {
-        around.jobs[m].fixed_shift = -1;
-        const std::vector<int> points = lock_points(delay_by_shift(around, shift, m), lead_s);
-        if (points.empty()) {
-            res.search_nodes += st.nodes;
-            res.explain += "; lock: job " + std::to_string(measuring) + " never settles";
-            return;
-        }
-        double worst_cost = -1;
-        int worst = points[0];
-        for (int x : points) {
-            shift[m] = x;
-            if (const double c = predicted_cost(around, shift); c > worst_cost) {
-                worst_cost = c;
-                worst = x;
+    const double lead_s = b.sp.jobs[m].period_slots * b.sp.slot_s - b.sp.jobs[m].isolated_period_s;
+    // The job where it will lock (the worst point it may come to rest), then,
+    // for up to `rounds` - 1 rounds, the gated jobs searched again around
+    // that point, until their delays fit their slack (the locked job's own
+    // delay is its lead, by definition). Empty when it does not settle so.
+    auto settle = [&](std::vector<int>& shift, int rounds) -> std::string {
+        SlotProblem around = b.sp;
+        std::string why;
+        for (int round = 0; round < rounds; ++round) {
+            around.jobs[m].fixed_shift = -1;
+            const std::vector<int> points = lock_points(delay_by_shift(around, shift, m), lead_s);
+            if (points.empty()) return "job " + std::to_string(measuring) + " never settles";
+            double worst_cost = -1;
+            int worst = points[0];
+            for (int x : points) {
+                shift[m] = x;
+                if (const double c = predicted_cost(around, shift); c > worst_cost) {
+                    worst_cost = c;
+                    worst = x;
+                }
             }
+            shift[m] = worst;
+            why.clear();
+            const std::vector<double> delay = collision_delays_s(around, shift);
+            for (size_t k = 0; k < around.jobs.size() && why.empty(); ++k) {
+                const SlotJob& j = around.jobs[k];
+                if (k != m && j.isolated_period_s > 0 &&
+                    delay[k] > tuning_.slack_margin * (j.period_slots * around.slot_s - j.isolated_period_s) + 1e-12)
+                    why = "job " + std::to_string(j.id) + " past its slack";
+            }
+            if (why.empty() || round + 1 == rounds) break;
+            around.jobs[m].fixed_shift = shift[m];
+            shift = search(around, tuning_, opts_.local_budget_s * 0.1, &shift, &st).shift;
         }
-        shift[m] = worst;
+        return why;
+    };
+    const double stretch = stretch_only(b.sp);
+    auto score = [&](const std::vector<int>& shift) {
+        return stretch + tuning_.absorb_collision_weight * (predicted_cost(b.sp, shift) - stretch);
+    };
+    std::vector<int> shift = search_plan(b, tuning_, opts_.local_budget_s * 0.3, opts_.change_threshold, &st).sol.shift;
+    std::string why = settle(shift, kLockRounds);
+    // Last epoch's lock plan, still settling as it stands, stays unless the
+    // new one is better by the change threshold: re-searched every epoch,
+    // plans of equal cost would move the running jobs for nothing.
+    bool kept = false;
+    std::vector<int> previous = b.warm;
+    for (size_t k = 0; k < b.sp.jobs.size(); ++k)
+        if (b.sp.jobs[k].fixed_shift >= 0) previous[k] = b.sp.jobs[k].fixed_shift;
+    auto p = problem.previous.find(measuring);
+    const bool was_locked = p != problem.previous.end() && p->second.gated &&
+                            std::all_of(previous.begin(), previous.end(), [](int x) { return x >= 0; });
+    if (was_locked && settle(previous, 1).empty() &&
+        (!why.empty() || score(shift) >= score(previous) - opts_.change_threshold)) {
+        shift = previous;
         why.clear();
-        const std::vector<double> delay = collision_delays_s(around, shift);
-        for (size_t k = 0; k < around.jobs.size() && why.empty(); ++k) {
-            const SlotJob& j = around.jobs[k];
-            if (k != m && j.isolated_period_s > 0 &&
-                delay[k] > tuning_.slack_margin * (j.period_slots * around.slot_s - j.isolated_period_s) + 1e-12)
-                why = "job " + std::to_string(j.id) + " past its slack";
-        }
-        if (why.empty()) break;
-        around.jobs[m].fixed_shift = shift[m];
-        shift = search(around, tuning_, opts_.local_budget_s * 0.1, &shift, &st).shift;
+        kept = true;
     }
     res.search_nodes += st.nodes;
     if (!why.empty()) {
@@ -865,15 +886,11 @@ void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, 
         return;
     }
     // Judged like the absorbing plan: collisions with a job nobody holds count twice.
-    const double cost = predicted_cost(b.sp, shift), stretch = stretch_only(b.sp);
-    auto p = problem.previous.find(measuring);
-    const bool was_locked = p != problem.previous.end() && p->second.gated;
-    const double score = stretch + tuning_.absorb_collision_weight * (cost - stretch) -
-                         (was_locked ? opts_.change_threshold : 0);
+    const double cost = predicted_cost(b.sp, shift);
     char line[96];
-    std::snprintf(line, sizeof line, "; lock %.4f (stretch %.4f)", cost, stretch);
+    std::snprintf(line, sizeof line, "; lock %.4f (stretch %.4f%s)", cost, stretch, kept ? ", kept" : "");
     res.explain += line;
-    if (score >= res.predicted_cost - 1e-12) {
+    if (score(shift) - (kept ? opts_.change_threshold : 0) >= res.predicted_cost - 1e-12) {
         res.explain += " no better";
         return;
     }

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Three rings between rack1 and rack3, 25 ms of every iteration at the whole
+# uplink: jobs 1 and 2 every 95 ms, job 3 every 99 ms, and job 3's hooks only
+# measure (they never hold). On one 100 ms grid job 3, running free, arrives
+# 1 ms early every period and comes to rest behind the burst before its slot
+# (a 2 ms overlap costs it its 1 ms, and the neighbour 1 ms of its 5 ms of
+# slack): its owner plans it there (the lock plan, LocalTuning::lock_measuring)
+# and jobs 1 and 2 around it, gated apart on 100 ms. Job 3's hooks still only
+# ever get free schedules; harmonicsctl shows it locked.
+SRC=$1 BUILD=$2
+. "$SRC/testsuite/system/daemons/lib.sh"
+start_munged
+PHASE_GROUPS=no start_four_leaves
+
+declare -gA NODES=([1]="n1 n9" [2]="n2 n10" [3]="n3 n11") PHASE=()
+PHASE[1]="--period 0.095 --phase-off 0.070 --phase-dur 0.025 --phase-bytes 0.3125e9"
+PHASE[2]="${PHASE[1]}"
+PHASE[3]="--period 0.099 --phase-off 0.074 --phase-dur 0.025 --phase-bytes 0.3125e9 --no-hold"
+run_two_node_jobs 8
+
+grep -Eq 'job [123]: gated .*decided here; .*; lock [0-9.]+ \(stretch [0-9.]+(, kept)?\) chosen' \
+    "$T"/schedd-rack1.log "$T"/schedd-rack3.log ||
+    fail "no owner took the lock plan: $(grep -h 'job [123]: ' "$T"/schedd-rack[13].log | tail -n 4)"
+show=$(ctl show job 3)
+for want in State=locked Gated=locked Holds=no; do
+    grep -q "$want" <<<"$show" || fail "harmonicsctl, job 3 without $want: $show"
+done
+ctl show job 1 | grep -q 'State=scheduled' || fail "harmonicsctl, job 1: $(ctl show job 1)"
+# Job 3's hooks never got a gated schedule after the first second, on either leaf.
+for h in a b; do
+    awk '$1 == "SCHED" && $2 == "job=3" && $3 == "gated=1" { for (i = 4; i <= NF; i++) if ($i ~ /^at=/ && substr($i, 4) + 0 > 1) bad = 1 }
+         END { exit bad }' "$T/h3-$h.out" || fail "job 3's hooks ($h) were gated: $(grep '^SCHED job=3 ' "$T/h3-$h.out" | tail -n 3)"
+    grep -q '^JOB 3 gated=0' "$T/h3-$h.out" || fail "job 3's last schedule ($h): $(grep '^JOB 3 ' "$T/h3-$h.out")"
+done
+apart 1 2 0.025
+for j in 1 2; do
+    grep -q "^JOB $j .*period=0.1000* " "$T/h$j-a.out" || fail "job $j is not on the 100 ms grid: $(grep "^JOB $j " "$T/h$j-a.out")"
+    settled $j 3
+done
+echo PASS
