@@ -203,6 +203,20 @@ run_two_node_jobs() {
     grep -h '^JOB' "$T"/h*-a.out
 }
 
+# never_gated JOB: neither of JOB's hooks (run_two_node_jobs' a and b) got a
+# gated schedule after the first second (before the first report there is
+# nothing to know a job that does not hold by), and the last was free.
+never_gated() {
+    local h
+    for h in a b; do
+        awk -v job="job=$1" '$1 == "SCHED" && $2 == job && $3 == "gated=1" {
+                 for (i = 4; i <= NF; i++) if ($i ~ /^at=/ && substr($i, 4) + 0 > 1) bad = 1 }
+             END { exit bad }' "$T/h$1-$h.out" ||
+            fail "job $1's hooks ($h) were gated: $(grep "^SCHED job=$1 " "$T/h$1-$h.out" | tail -n 3)"
+        grep -q "^JOB $1 gated=0" "$T/h$1-$h.out" || fail "job $1's last schedule ($h): $(grep "^JOB $1 " "$T/h$1-$h.out")"
+    done
+}
+
 # settled JOB SECONDS: JOB's schedule, as its first hook heard it (--history),
 # did not change in the run's last SECONDS (run_two_node_jobs' duration in
 # $RUN_S): owners that flap move it every epoch or two.
