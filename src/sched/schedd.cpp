@@ -506,9 +506,10 @@ bool Schedd::decide(Trigger why) {
             if (owns(j) && is_cross_leaf(j)) published_change = true;
             // A change of schedule is news an admin may need to explain: say
             // what the leaf predicted for each way of running its jobs.
-            HLOG_INFO("job %lld: %s shift %.4f period %.4f (epoch %llu, %s, %s; %s)", (long long)id,
-                      d.gated ? "gated" : "free", d.shift_s, d.period_s, (unsigned long long)j.decision_epoch,
-                      trigger, owns(j) ? "decided here" : "owner's",
+            // locked: a measuring job planned where it locks (its hooks stay free).
+            const char* how = d.gated ? (measuring(j) ? "locked" : "gated") : "free";
+            HLOG_INFO("job %lld: %s shift %.4f period %.4f (epoch %llu, %s, %s; %s)", (long long)id, how, d.shift_s,
+                      d.period_s, (unsigned long long)j.decision_epoch, trigger, owns(j) ? "decided here" : "owner's",
                       owns(j) ? res.explain.c_str() : "-");
         } else if (!owns(j) && (j.decision_epoch != j.fixed_epoch || j.decision->groups != d.groups)) {
             // The same schedule, now another decider's (coordd took a free job

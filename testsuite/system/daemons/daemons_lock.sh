@@ -21,6 +21,8 @@ run_two_node_jobs 8
 grep -Eq 'job [123]: gated .*decided here; .*; lock [0-9.]+ \(stretch [0-9.]+(, kept)?\) chosen' \
     "$T"/schedd-rack1.log "$T"/schedd-rack3.log ||
     fail "no owner took the lock plan: $(grep -h 'job [123]: ' "$T"/schedd-rack[13].log | tail -n 4)"
+grep -q 'job 3: locked shift [0-9.]* period 0.1000 ' "$T"/schedd-rack1.log "$T"/schedd-rack3.log ||
+    fail "no schedd logged job 3 locked: $(grep -h 'job 3: ' "$T"/schedd-rack[13].log | tail -n 2)"
 show=$(ctl show job 3)
 for want in State=locked Gated=locked Holds=no; do
     grep -q "$want" <<<"$show" || fail "harmonicsctl, job 3 without $want: $show"
