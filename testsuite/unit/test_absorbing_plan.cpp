@@ -58,6 +58,14 @@ LeafProblem first_leaf_owning_all(const sim::Scenario& s, const std::vector<sim:
     return pb;
 }
 
+// As harmonics-sim runs a policy: the search budget counted in work, not
+// wall time, so a run on a busy host (ctest -j2) decides what an idle one does.
+PolicyOptions as_simulated() {
+    PolicyOptions o;
+    o.search_work_per_s = sim::kSearchWorkPerS;
+    return o;
+}
+
 PolicyOptions roomy() {
     PolicyOptions o;
     o.local_budget_s = 1.0;   // what the search finds, not what a busy host leaves it
@@ -104,11 +112,11 @@ TEST(AbsorbingPlan, OneMeasuringRingNoLongerSwitchesTheTestbedsGatesOff) {
     // 1.246); cassini, gating all five regardless, gets 1.16.
     sim::Scenario s = sim::builtin_scenario("testbed-paper");
     const std::vector<sim::SimJob> jobs = testbed_with_measuring(s, 1);
-    const double fair = simulated(s, jobs, make_policy("fair", PolicyOptions{}));
-    const double harmonics = simulated(s, jobs, make_harmonics_policy(PolicyOptions{}));
+    const double fair = simulated(s, jobs, make_policy("fair", as_simulated()));
+    const double harmonics = simulated(s, jobs, make_harmonics_policy(as_simulated()));
     LocalTuning off;
     off.absorb_measuring = false;
-    const double without = simulated(s, jobs, make_harmonics_policy(PolicyOptions{}, off));
+    const double without = simulated(s, jobs, make_harmonics_policy(as_simulated(), off));
     EXPECT_GT(fair, 1.2);
     EXPECT_GT(without, 1.2);
     EXPECT_LT(harmonics, 1.10);
@@ -144,8 +152,8 @@ TEST(LockPlan, TheTestbedRunsAsIfTheMeasuringBertLargeHeld) {
     off.lock_measuring = false;
     for (JobId m : {4, 5}) {
         const std::vector<sim::SimJob> jobs = testbed_with_measuring(s, m);
-        EXPECT_LT(simulated(s, jobs, make_harmonics_policy(PolicyOptions{})), 1.06) << "job " << m;
-        EXPECT_GT(simulated(s, jobs, make_harmonics_policy(PolicyOptions{}, off)), 1.10) << "job " << m;
+        EXPECT_LT(simulated(s, jobs, make_harmonics_policy(as_simulated())), 1.06) << "job " << m;
+        EXPECT_GT(simulated(s, jobs, make_harmonics_policy(as_simulated(), off)), 1.10) << "job " << m;
     }
 }
 
@@ -160,8 +168,8 @@ TEST(LockPlan, AMeasuringVgg16IsNotLocked) {
     EXPECT_FALSE(r.jobs.at(1).gated);
     LocalTuning off;
     off.lock_measuring = false;
-    EXPECT_DOUBLE_EQ(simulated(s, jobs, make_harmonics_policy(PolicyOptions{})),
-                     simulated(s, jobs, make_harmonics_policy(PolicyOptions{}, off)));
+    EXPECT_DOUBLE_EQ(simulated(s, jobs, make_harmonics_policy(as_simulated())),
+                     simulated(s, jobs, make_harmonics_policy(as_simulated(), off)));
 }
 
 TEST(LockPlan, TheCoordinatorLeavesTheLockToTheOwner) {
