@@ -245,24 +245,27 @@ run_mode() {  # run_mode off|on
 # communication time over the steady state (the first quarter of each job's
 # iterations is warm-up: the hook learns the rhythm before it can be gated).
 # Also the sim workload: the same jobs and placement, arriving when the
-# emulated jobs really started.
+# emulated jobs really started; the simulator's steady-state means
+# (jobs.csv's steady_* columns) leave out the same first quarter.
 analyse_run() {
   local run=$1 first
-  first=$(awk -F, 'FNR == 2 { if (t == "" || $2 < t) t = $2 } END { print t }' "$run"/*-rank0.csv)
+  first=$(awk -F, 'FNR == 2 { if (t == "" || $2 < t) t = $2 } END { print t }' "$run"/*-rank*.csv)
   : > "$run/emulated.txt"
   echo "id,arrival_s,model,nodes,gpus_per_node,iterations,placement" > "$run/sim-workload.csv"
   while read -r id jid model nodes gpus iters place; do
-    awk -F, -v id="$id" -v x="$SCALE" -v t0="$first" '
+    awk -F, -v id="$id" -v x="$SCALE" '
       NR == 1 { next }
       { rows[++n] = $0 }
       END {
         skip = int(n / 4)
         for (i = skip + 1; i <= n; ++i) { split(rows[i], f, ","); it += f[5] - f[2]; cm += f[4] - f[3]; ++k }
-        split(rows[1], g, ",")
-        printf "%s %.3f %.3f %.6f %d\n", id, it / k / x / 1e6, cm / k / x / 1e6, (g[2] - t0) / x / 1e9, n
+        printf "%s %.3f %.3f %d\n", id, it / k / x / 1e6, cm / k / x / 1e6, n
       }' "$run/$jid-rank0.csv" >> "$run/emulated.txt"
+    # The job arrives, for the simulator, when its last rank started: its
+    # ring's first all-reduce waits for every rank's first compute phase.
     local arr
-    arr=$(awk -v id="$id" '$1 == id { print $4 }' "$run/emulated.txt")
+    arr=$(awk -F, -v x="$SCALE" -v t0="$first" 'FNR == 2 && $2 > t { t = $2 }
+      END { printf "%.6f", (t - t0) / x / 1e9 }' "$run/$jid"-rank*.csv)
     echo "$id,$arr,$model,$nodes,$gpus,$iters,\"$place\"" >> "$run/sim-workload.csv"
   done < "$run/jobs.txt"
   local policy=fair
@@ -278,12 +281,12 @@ report() {
     FILENAME ~ /off\/emulated/ { oit[$1] = $2; ocm[$1] = $3; ids[++n] = $1; next }
     FILENAME ~ /on\/emulated/ { nit[$1] = $2; ncm[$1] = $3; next }
     FILENAME ~ /off\/jobs/ { model[$1] = $3; place[$1] = $7; next }
-    FILENAME ~ /off\/sim.csv/ && FNR > 1 { split($0, f, ","); sit_off[f[2]] = f[11]; scm_off[f[2]] = f[13]; next }
-    FILENAME ~ /on\/sim.csv/ && FNR > 1 { split($0, f, ","); sit_on[f[2]] = f[11]; scm_on[f[2]] = f[13]; next }
+    FILENAME ~ /off\/sim.csv/ && FNR > 1 { split($0, f, ","); sit_off[f[2]] = f[16]; scm_off[f[2]] = f[17]; next }
+    FILENAME ~ /on\/sim.csv/ && FNR > 1 { split($0, f, ","); sit_on[f[2]] = f[16]; scm_on[f[2]] = f[17]; next }
     function pct(a, b) { return b > 0 ? 100 * (a - b) / b : 0 }
     END {
       printf "\nEMULATED testbed (real Slurm and Harmonics; emulated GPUs and fabric), time scale x%s.\n", x
-      printf "All times in model milliseconds per iteration (wall time / %s), steady state (first quarter of iterations left out).\n\n", x
+      printf "All times in model milliseconds per iteration (wall time / %s), steady state (first quarter of iterations left out, emulated and simulated).\n\n", x
       printf "%-4s %-11s %-9s | %-26s | %-26s | %-31s\n", "job", "model", "nodes", "iteration: off    on   chg", \
         "comm: off      on    chg", "sim iteration: fair harm  d_off d_on"
       maxd = 0

@@ -345,6 +345,11 @@ private:
         ++r.iterations_done;
         r.iteration_time_s += dur;
         r.comm_time_s += s.comm_this_iter;
+        if (r.iterations_done > r.iterations / 4) {
+            ++r.steady_iterations_done;
+            r.steady_iteration_time_s += dur;
+            r.steady_comm_time_s += s.comm_this_iter;
+        }
         // What a hook reports: its smoothed iteration period net of the time
         // it held the collective at the gate (the hook knows that), so a
         // schedule's own waiting does not feed back into the next period.

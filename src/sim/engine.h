@@ -68,6 +68,12 @@ struct JobResult {
     long iterations_done = 0;
     double iteration_time_s = 0; // sum over completed iterations
     double comm_time_s = 0;      // sum of phase durations (flow start to end), completed iterations
+    // The same sums over the steady state: the iterations after the first
+    // quarter of those asked (the warm-up a measured run leaves out, as the
+    // emulated testbed's demo does).
+    long steady_iterations_done = 0;
+    double steady_iteration_time_s = 0;
+    double steady_comm_time_s = 0;
     double isolated_s = 0;       // T_j: one iteration on an idle fabric
     double isolated_comm_s = 0;  // its phases' duration on an idle fabric
     double bytes_per_iteration = 0;  // Σ over phases and links of multiplicity·bytes per edge

@@ -87,17 +87,21 @@ bool write_jobs_csv(const std::string& path, const std::vector<PolicyRun>& runs,
     if (!f) return false;
     std::fprintf(f.get(),
                  "policy,job,model,nodes,leaves,arrival_s,finish_s,iterations,iterations_done,isolated_ms,"
-                 "mean_iteration_ms,slowdown,comm_ms_per_iteration,jct_s,lower_bound_slowdown\n");
+                 "mean_iteration_ms,slowdown,comm_ms_per_iteration,jct_s,lower_bound_slowdown,steady_iteration_ms,"
+                 "steady_comm_ms_per_iteration\n");
     for (const PolicyRun& r : runs) {
         for (std::size_t j = 0; j < r.run.jobs.size(); ++j) {
             const JobResult& x = r.run.jobs[j];
             double done = static_cast<double>(x.iterations_done);
-            std::fprintf(f.get(), "%s,%lld,%s,%d,%d,%.6f,%.6f,%ld,%ld,%.4f,%.4f,%.6f,%.4f,%.3f,%.6f\n",
+            double steady = static_cast<double>(x.steady_iterations_done);
+            std::fprintf(f.get(), "%s,%lld,%s,%d,%d,%.6f,%.6f,%ld,%ld,%.4f,%.4f,%.6f,%.4f,%.3f,%.6f,%.4f,%.4f\n",
                          r.run.policy.c_str(), static_cast<long long>(x.id), x.model.c_str(), x.nodes, x.leaves,
                          x.arrival_s, x.finish_s, x.iterations, x.iterations_done, 1e3 * x.isolated_s,
                          done > 0 ? 1e3 * x.iteration_time_s / done : 0.0, x.mean_slowdown(),
                          done > 0 ? 1e3 * x.comm_time_s / done : 0.0, x.jct_s(r.run.end_s),
-                         j < lb.slowdown.size() ? lb.slowdown[j] : 0.0);
+                         j < lb.slowdown.size() ? lb.slowdown[j] : 0.0,
+                         steady > 0 ? 1e3 * x.steady_iteration_time_s / steady : 0.0,
+                         steady > 0 ? 1e3 * x.steady_comm_time_s / steady : 0.0);
         }
     }
     return std::ferror(f.get()) == 0;

@@ -265,6 +265,11 @@ TEST(SimEngine, StrictPriorityServesTheHigherClassFirst) {
     RunResult r = simulate(t, jobs, nullptr, cfg);
     EXPECT_NEAR(mean_iteration(r.jobs[0]), 0.2, 1e-9);
     EXPECT_NEAR(r.jobs[1].iteration_time_s, 0.3 + 9 * 0.2, 1e-9);
+    // The steady state leaves the first quarter (2 of 10) out, the 0.3 s
+    // iteration with it: 8 iterations of 0.2 s, 0.1 s of it communication.
+    EXPECT_EQ(r.jobs[1].steady_iterations_done, 8);
+    EXPECT_NEAR(r.jobs[1].steady_iteration_time_s, 8 * 0.2, 1e-9);
+    EXPECT_NEAR(r.jobs[1].steady_comm_time_s, 8 * 0.1, 1e-9);
 }
 
 TEST(SimEngine, BytesAreConservedAndNoLinkExceedsItsCapacity) {
