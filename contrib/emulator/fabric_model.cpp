@@ -18,7 +18,8 @@ FabricModel::FabricModel(const Topology& topo) {
 }
 
 void FabricModel::start(JobId job, std::uint64_t seq, const CommPhase& phase, double now_s) {
-    progress_to(std::max(now_s, now_s_));
+    std::vector<Completion> due = advance(std::max(now_s, now_s_));
+    finished_.insert(finished_.end(), due.begin(), due.end());
     flows_.push_back(Flow{job, seq, phase.links, phase.bytes_per_edge, 0, now_s_});
     recompute_rates();
 }
@@ -39,6 +40,7 @@ void FabricModel::progress_to(double t) {
 }
 
 double FabricModel::next_completion_s() const {
+    if (!finished_.empty()) return now_s_;
     double best = std::numeric_limits<double>::infinity();
     for (const Flow& f : flows_) {
         if (f.remaining <= kDoneBytes) return now_s_;
@@ -51,6 +53,7 @@ double FabricModel::next_completion_s() const {
 
 std::vector<Completion> FabricModel::advance(double now_s) {
     std::vector<Completion> done;
+    done.swap(finished_);
     for (;;) {
         double next = next_completion_s();
         if (next > now_s) break;

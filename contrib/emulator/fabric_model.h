@@ -24,7 +24,9 @@ class FabricModel {
 public:
     explicit FabricModel(const Topology& topo);
 
-    // A job's collective `seq` enters the fabric at model time now_s.
+    // A job's collective `seq` enters the fabric at model time now_s. Phases
+    // due to finish before then finish first, at their own times (the next
+    // advance() returns them), so the newcomer shares no link with them.
     void start(JobId job, std::uint64_t seq, const CommPhase& phase, double now_s);
     // Moves the fabric to now_s; returns the phases that finished by then,
     // each with its exact finishing time.
@@ -47,6 +49,7 @@ private:
 
     std::vector<double> capacity_;
     std::vector<Flow> flows_;
+    std::vector<Completion> finished_;   // due before a start(), not yet returned
     double now_s_ = 0;
 };
 

@@ -47,6 +47,23 @@ TEST(FabricModel, TwoCollectivesOnOneUplinkShareIt) {
     EXPECT_NEAR(done[1].end_s, 2.0, 1e-9);
 }
 
+TEST(FabricModel, APhaseDueBeforeAStartEndsOnTimeAndLeavesTheLinkFree) {
+    // The server reads an ENTER before it advanced past job 1's end (1 s):
+    // job 1 still ends at 1 s, and job 2 has the uplink to itself.
+    Topology t = small_fabric();
+    emu::FabricModel f(t);
+    f.start(1, 1, ring_phase(t, {t.find_node("n1"), t.find_node("n3")}, 1e9), 0.0);
+    f.start(2, 1, ring_phase(t, {t.find_node("n2"), t.find_node("n4")}, 1e9), 1.25);
+    EXPECT_EQ(f.in_flight(), 1u);
+    auto done = f.advance(1.25);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].job, 1);
+    EXPECT_NEAR(done[0].end_s, 1.0, 1e-9);
+    done = f.advance(10.0);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_NEAR(done[0].end_s, 2.25, 1e-9);
+}
+
 TEST(FabricModel, LateArrivalSpeedsUpWhenTheFirstLeaves) {
     Topology t = small_fabric();
     emu::FabricModel f(t);
