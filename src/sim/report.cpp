@@ -89,19 +89,19 @@ bool write_jobs_csv(const std::string& path, const std::vector<PolicyRun>& runs,
                  "policy,job,model,nodes,leaves,arrival_s,finish_s,iterations,iterations_done,isolated_ms,"
                  "mean_iteration_ms,slowdown,comm_ms_per_iteration,jct_s,lower_bound_slowdown,steady_iteration_ms,"
                  "steady_comm_ms_per_iteration\n");
+    // A sum over n iterations as milliseconds per iteration (0 for none).
+    auto per_iteration_ms = [](double sum_s, long n) { return n > 0 ? 1e3 * sum_s / static_cast<double>(n) : 0.0; };
     for (const PolicyRun& r : runs) {
         for (std::size_t j = 0; j < r.run.jobs.size(); ++j) {
             const JobResult& x = r.run.jobs[j];
-            double done = static_cast<double>(x.iterations_done);
-            double steady = static_cast<double>(x.steady_iterations_done);
             std::fprintf(f.get(), "%s,%lld,%s,%d,%d,%.6f,%.6f,%ld,%ld,%.4f,%.4f,%.6f,%.4f,%.3f,%.6f,%.4f,%.4f\n",
                          r.run.policy.c_str(), static_cast<long long>(x.id), x.model.c_str(), x.nodes, x.leaves,
                          x.arrival_s, x.finish_s, x.iterations, x.iterations_done, 1e3 * x.isolated_s,
-                         done > 0 ? 1e3 * x.iteration_time_s / done : 0.0, x.mean_slowdown(),
-                         done > 0 ? 1e3 * x.comm_time_s / done : 0.0, x.jct_s(r.run.end_s),
+                         per_iteration_ms(x.iteration_time_s, x.iterations_done), x.mean_slowdown(),
+                         per_iteration_ms(x.comm_time_s, x.iterations_done), x.jct_s(r.run.end_s),
                          j < lb.slowdown.size() ? lb.slowdown[j] : 0.0,
-                         steady > 0 ? 1e3 * x.steady_iteration_time_s / steady : 0.0,
-                         steady > 0 ? 1e3 * x.steady_comm_time_s / steady : 0.0);
+                         per_iteration_ms(x.steady_iteration_time_s, x.steady_iterations_done),
+                         per_iteration_ms(x.steady_comm_time_s, x.steady_iterations_done));
         }
     }
     return std::ferror(f.get()) == 0;

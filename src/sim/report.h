@@ -29,7 +29,8 @@ bool write_json(const std::string& path, const std::string& scenario, unsigned s
 
 // One row per policy and job: policy,job,model,nodes,leaves,arrival_s,finish_s,
 // iterations,iterations_done,isolated_ms,mean_iteration_ms,slowdown,
-// comm_ms_per_iteration,jct_s,lower_bound_slowdown.
+// comm_ms_per_iteration,jct_s,lower_bound_slowdown,steady_iteration_ms,
+// steady_comm_ms_per_iteration (the last two after the first quarter).
 bool write_jobs_csv(const std::string& path, const std::vector<PolicyRun>& runs, const LowerBound& lb);
 
 }  // namespace sim

@@ -722,12 +722,11 @@ int scenario_cuda() {
   }
   gate_ran.set_value();
   proxy.sync();
-  // Neither the second collective of the burst nor a graph-captured one
-  // launched a gate.
-  proxy.sync();
   sleep_ns(20 * kMs);
   void* cap = c.coll_api("AllReduce", 8, "ncclFloat32", stream, true);
   c.stop(cap);
+  // Neither the second collective of the burst nor a graph-captured one
+  // launched a gate.
   CHECK(count() == before + 1, "extra gate launches: %d", count() - before - 1);
   c.finalize();
   std::string err;
