@@ -7,6 +7,8 @@
 // its five rings measuring is the case.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "policy/global_coordinator.h"
 #include "policy/harmonics_local.h"
 #include "policy/policy.h"
@@ -196,4 +198,57 @@ TEST(LockPlan, TheCoordinatorLeavesTheLockToTheOwner) {
         }
         previous = r.jobs;
     }
+}
+
+namespace {
+
+// Every decision of `plan` moved by `d` seconds along its own period: the
+// jobs' relative phases, hence the collisions, are unchanged.
+std::map<JobId, JobDecision> rotated(std::map<JobId, JobDecision> plan, double d) {
+    for (auto& [id, dec] : plan) dec.shift_s = std::fmod(dec.shift_s + d, dec.period_s);
+    return plan;
+}
+
+}  // namespace
+
+TEST(LockPlan, LastEpochsLockPlanIsKeptAsItStands) {
+    // The same plan moved 10 ms costs the same as anything the new search
+    // finds, so the running jobs stay where last epoch put them.
+    sim::Scenario s = sim::builtin_scenario("testbed-paper");
+    const std::vector<sim::SimJob> jobs = testbed_with_measuring(s, 5);
+    const LocalScheduler local(roomy());
+    LeafProblem pb = first_leaf_owning_all(s, jobs);
+    const LeafResult first = local.decide(s.topo, pb);
+    ASSERT_EQ(first.explain.substr(first.explain.size() - 7), " chosen") << first.explain;
+    ASSERT_TRUE(first.jobs.at(5).gated);
+    pb.previous = rotated(first.jobs, 0.010);
+    const LeafResult next = local.decide(s.topo, pb);
+    EXPECT_NE(next.explain.find(", kept) chosen"), std::string::npos) << next.explain;
+    EXPECT_FALSE(next.changed) << next.explain;
+    ASSERT_EQ(next.jobs.size(), 5u);
+    for (const auto& [id, d] : next.jobs) {
+        EXPECT_TRUE(d.gated) << "job " << id;
+        EXPECT_TRUE(same_schedule(pb.previous.at(id), d)) << "job " << id;
+    }
+}
+
+TEST(LockPlan, ALastLockPlanWorseThanTheNewOneIsReplaced) {
+    // Last epoch's plan with every burst at the same slot (five rings on an
+    // uplink that fits two) costs far more than the change threshold above
+    // what the search finds, so the jobs move.
+    sim::Scenario s = sim::builtin_scenario("testbed-paper");
+    const std::vector<sim::SimJob> jobs = testbed_with_measuring(s, 5);
+    const LocalScheduler local(roomy());
+    LeafProblem pb = first_leaf_owning_all(s, jobs);
+    const LeafResult first = local.decide(s.topo, pb);
+    ASSERT_TRUE(first.jobs.at(5).gated) << first.explain;
+    pb.previous = first.jobs;
+    for (auto& [id, d] : pb.previous) d.shift_s = 0;
+    const LeafResult next = local.decide(s.topo, pb);
+    EXPECT_EQ(next.explain.find(", kept"), std::string::npos) << next.explain;
+    EXPECT_TRUE(next.changed) << next.explain;
+    EXPECT_EQ(next.explain.substr(next.explain.size() - 7), " chosen") << next.explain;
+    int moved = 0;
+    for (const auto& [id, d] : next.jobs) moved += !same_schedule(pb.previous.at(id), d);
+    EXPECT_GT(moved, 0);
 }
