@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "policy/global_coordinator.h"
 #include "policy/harmonics_local.h"
@@ -209,26 +210,34 @@ std::map<JobId, JobDecision> rotated(std::map<JobId, JobDecision> plan, double d
     return plan;
 }
 
+// The testbed with BERT-large 5 measuring, rack 1's leaf owning all five: its
+// second epoch's decision, last epoch's plan being the first epoch's lock
+// plan edited by `edit`.
+LeafResult second_epoch(const std::function<std::map<JobId, JobDecision>(const std::map<JobId, JobDecision>&)>& edit,
+                        std::map<JobId, JobDecision>* previous) {
+    sim::Scenario s = sim::builtin_scenario("testbed-paper");
+    const LocalScheduler local(roomy());
+    LeafProblem pb = first_leaf_owning_all(s, testbed_with_measuring(s, 5));
+    const LeafResult first = local.decide(s.topo, pb);
+    EXPECT_EQ(first.explain.substr(first.explain.size() - 7), " chosen") << first.explain;
+    EXPECT_TRUE(first.jobs.at(5).gated) << first.explain;
+    pb.previous = *previous = edit(first.jobs);
+    return local.decide(s.topo, pb);
+}
+
 }  // namespace
 
 TEST(LockPlan, LastEpochsLockPlanIsKeptAsItStands) {
     // The same plan moved 10 ms costs the same as anything the new search
     // finds, so the running jobs stay where last epoch put them.
-    sim::Scenario s = sim::builtin_scenario("testbed-paper");
-    const std::vector<sim::SimJob> jobs = testbed_with_measuring(s, 5);
-    const LocalScheduler local(roomy());
-    LeafProblem pb = first_leaf_owning_all(s, jobs);
-    const LeafResult first = local.decide(s.topo, pb);
-    ASSERT_EQ(first.explain.substr(first.explain.size() - 7), " chosen") << first.explain;
-    ASSERT_TRUE(first.jobs.at(5).gated);
-    pb.previous = rotated(first.jobs, 0.010);
-    const LeafResult next = local.decide(s.topo, pb);
+    std::map<JobId, JobDecision> previous;
+    const LeafResult next = second_epoch([](const auto& plan) { return rotated(plan, 0.010); }, &previous);
     EXPECT_NE(next.explain.find(", kept) chosen"), std::string::npos) << next.explain;
     EXPECT_FALSE(next.changed) << next.explain;
     ASSERT_EQ(next.jobs.size(), 5u);
     for (const auto& [id, d] : next.jobs) {
         EXPECT_TRUE(d.gated) << "job " << id;
-        EXPECT_TRUE(same_schedule(pb.previous.at(id), d)) << "job " << id;
+        EXPECT_TRUE(same_schedule(previous.at(id), d)) << "job " << id;
     }
 }
 
@@ -236,19 +245,17 @@ TEST(LockPlan, ALastLockPlanWorseThanTheNewOneIsReplaced) {
     // Last epoch's plan with every burst at the same slot (five rings on an
     // uplink that fits two) costs far more than the change threshold above
     // what the search finds, so the jobs move.
-    sim::Scenario s = sim::builtin_scenario("testbed-paper");
-    const std::vector<sim::SimJob> jobs = testbed_with_measuring(s, 5);
-    const LocalScheduler local(roomy());
-    LeafProblem pb = first_leaf_owning_all(s, jobs);
-    const LeafResult first = local.decide(s.topo, pb);
-    ASSERT_TRUE(first.jobs.at(5).gated) << first.explain;
-    pb.previous = first.jobs;
-    for (auto& [id, d] : pb.previous) d.shift_s = 0;
-    const LeafResult next = local.decide(s.topo, pb);
+    std::map<JobId, JobDecision> previous;
+    const LeafResult next = second_epoch(
+        [](auto plan) {
+            for (auto& [id, d] : plan) d.shift_s = 0;
+            return plan;
+        },
+        &previous);
     EXPECT_EQ(next.explain.find(", kept"), std::string::npos) << next.explain;
     EXPECT_TRUE(next.changed) << next.explain;
     EXPECT_EQ(next.explain.substr(next.explain.size() - 7), " chosen") << next.explain;
     int moved = 0;
-    for (const auto& [id, d] : next.jobs) moved += !same_schedule(pb.previous.at(id), d);
+    for (const auto& [id, d] : next.jobs) moved += !same_schedule(previous.at(id), d);
     EXPECT_GT(moved, 0);
 }
