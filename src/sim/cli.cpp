@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -62,6 +63,7 @@ void print_usage() {
         "  --measuring-share X    a share X of the jobs (drawn from --seed) measure only:\n"
         "                         their hooks never hold (Gate=no); harmonics plans them free,\n"
         "                         or where they lock behind gated bursts\n"
+        "  --measuring-jobs ID,.. these jobs measure only (with or without --measuring-share)\n"
         "  --gate-cap S           longest a collective is held at the gate (default:\n"
         "                         harmonics.conf GateCap; 0 = up to one period, the next slot)\n"
         "output:\n"
@@ -142,6 +144,11 @@ CliOptions parse_cli(int argc, char** argv) {
         else if (a == "--max-runtime") { o.max_runtime_s = to_double(a, value()); o.generate = true; }
         else if (a == "--compute-jitter") o.compute_jitter = to_double(a, value());
         else if (a == "--measuring-share") o.measuring_share = to_double(a, value());
+        else if (a == "--measuring-jobs") {
+            std::vector<std::string> ids;
+            split_names(value(), ids);
+            for (const std::string& id : ids) o.measuring_jobs.push_back(static_cast<JobId>(to_long(a, id)));
+        }
         else if (a == "--oversubscription") o.oversubscription = to_double(a, value());
         else if (a == "--seed") o.seed = static_cast<unsigned>(to_long(a, value()));
         else if (a == "--json") o.json = value();
@@ -227,7 +234,9 @@ int run(const CliOptions& o) {
     HarmonicsConfig cfg;
     Scenario sc = build_scenario(o, cfg);
     std::vector<SimJob> jobs = prepare_jobs(sc);
-    if (const int n = mark_measuring(jobs, o.measuring_share, o.seed); n > 0)
+    mark_measuring(jobs, o.measuring_share, o.seed);
+    mark_measuring_jobs(jobs, o.measuring_jobs);
+    if (const auto n = std::count_if(jobs.begin(), jobs.end(), [](const SimJob& j) { return !j.profile.holds; }); n > 0)
         sc.description += " (" + std::to_string(n) + " of " + std::to_string(jobs.size()) + " jobs measuring only)";
     std::vector<std::string> names = o.policies.empty() ? policy_names() : o.policies;
     PolicyOptions popts = policy_options(cfg, o);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "model/job.h"
+
 namespace harmonics {
 namespace sim {
 
@@ -26,6 +28,7 @@ struct CliOptions {
     std::vector<std::string> models;       // generator's model mix; empty: the whole library
     double compute_jitter = 0;         // measurement noise: ±share of each iteration's compute
     double measuring_share = 0;        // share of the jobs whose hooks only measure (Gate=no)
+    std::vector<JobId> measuring_jobs; // and these, by id
     unsigned seed = 1;
     std::string json, csv, out;
     bool quiet = false;

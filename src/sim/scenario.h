@@ -43,6 +43,11 @@ std::vector<SimJob> prepare_jobs(Scenario& scenario);
 // std::invalid_argument unless share is in [0, 1].
 int mark_measuring(std::vector<SimJob>& jobs, double share, unsigned seed);
 
+// Marks the jobs named in `ids` as measuring only (the demo's emulated jobs
+// run with HARMONICS_GATE=off). Throws std::invalid_argument naming an id
+// that is not among `jobs`.
+void mark_measuring_jobs(std::vector<SimJob>& jobs, const std::vector<JobId>& ids);
+
 // The timeline window: the scenario's, or four median isolated periods from
 // two epochs after the last arrival, when the policy has had decision rounds.
 void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s);

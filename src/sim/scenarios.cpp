@@ -148,6 +148,14 @@ int mark_measuring(std::vector<SimJob>& jobs, double share, unsigned seed) {
     return static_cast<int>(n);
 }
 
+void mark_measuring_jobs(std::vector<SimJob>& jobs, const std::vector<JobId>& ids) {
+    for (JobId id : ids) {
+        auto j = std::find_if(jobs.begin(), jobs.end(), [id](const SimJob& s) { return s.id == id; });
+        if (j == jobs.end()) throw std::invalid_argument("measuring job " + std::to_string(id) + ": no such job");
+        j->profile.holds = false;
+    }
+}
+
 void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s) {
     if (scenario.trace_to_s > scenario.trace_from_s) {
         *from_s = scenario.trace_from_s;

@@ -219,7 +219,7 @@ TEST(SimEngine, GateCapBoundsEveryHoldAndGateOffMeasuresOnly) {
 
 // A job whose hook only measures never waits at the gate, whatever its
 // decision says; the others still do. And mark_measuring marks the share
-// asked for, the same jobs for the same seed.
+// asked for, the same jobs for the same seed; mark_measuring_jobs the ids named.
 TEST(SimEngine, AJobThatDoesNotHoldIgnoresItsGate) {
     Topology t = two_racks();
     std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 3)};
@@ -248,6 +248,12 @@ TEST(SimEngine, AJobThatDoesNotHoldIgnoresItsGate) {
     EXPECT_LT(same_other, 10);
     EXPECT_EQ(mark_measuring(again, 0, 7), 0);
     EXPECT_THROW(mark_measuring(again, 1.5, 7), std::invalid_argument);
+    // By id (harmonics-sim --measuring-jobs): exactly those.
+    std::vector<SimJob> named = other;
+    for (SimJob& j : named) j.profile.holds = true;
+    mark_measuring_jobs(named, {3, 40});
+    for (const SimJob& j : named) EXPECT_EQ(j.profile.holds, j.id != 3 && j.id != 40) << "job " << j.id;
+    EXPECT_THROW(mark_measuring_jobs(named, {41}), std::invalid_argument);
 }
 
 TEST(SimEngine, StrictPriorityServesTheHigherClassFirst) {
