@@ -1,5 +1,5 @@
 # Functions of contrib/demo/run (sourced; the caller sets SRC, BUILD, WORK,
-# PORT, SCALE, ITER_F, WORKLOAD, NODES, RACKS, RUN_TIMEOUT, AGREE).
+# PORT, SCALE, ITER_F, WORKLOAD, NODES, RACKS, RUN_TIMEOUT, AGREE, MEASURING, OVERSUB).
 # Everything here is bounded in time and owns only the processes it started.
 
 SIM=$BUILD/src/sim/harmonics-sim
@@ -81,24 +81,26 @@ poll() {
 # release rule keeps a ring that a busy host wakes late from cascading into
 # the next one's slot (doc/testbed.md, "Guard").
 write_confs() {
-  local nic_bps=12.5e9 epoch_s=0.1 slot_s=0.001 guard=${DEMO_GUARD:-}
+  local nic_bps=12.5e9 epoch_s=0.1 slot_s=0.001 horizon_s=1 guard=${DEMO_GUARD:-}
   mkdir -p "$ETC"
   cat > "$ETC/model.conf" <<CONF
 # EMULATED fabric, model time (harmonics-fabric --time-scale $SCALE, harmonics-sim)
 TopologyFile=$CLUSTER/etc/topology.conf
 NodeBandwidth=100Gbps
-Oversubscription=$((NODES / RACKS))
+Oversubscription=$OVERSUB
 Epoch=$(awk "BEGIN{print $epoch_s * 1000}")ms
 Slot=$(awk "BEGIN{print $slot_s * 1000}")ms
+DriftHorizon=$(awk "BEGIN{print $horizon_s * 1000}")ms
 ${guard:+Guard=$guard}
 CONF
   {
     echo "# EMULATED testbed in wall-clock time (time scale x$SCALE): bandwidths / $SCALE, durations x $SCALE"
     echo "TopologyFile=$CLUSTER/etc/topology.conf"
     echo "NodeBandwidth=$(awk "BEGIN{printf \"%.0f\", $nic_bps / $SCALE}")"
-    echo "Oversubscription=$((NODES / RACKS))"
+    echo "Oversubscription=$OVERSUB"
     echo "Epoch=$(awk "BEGIN{print $epoch_s * $SCALE * 1000}")ms"
     echo "Slot=$(awk "BEGIN{print $slot_s * $SCALE * 1000}")ms"
+    echo "DriftHorizon=$(awk "BEGIN{print $horizon_s * $SCALE * 1000}")ms"
     [ -z "$guard" ] || echo "Guard=$guard"
     local r
     for r in $(seq 1 "$RACKS"); do echo "SwitchName=rack$r Schedd=127.0.0.1:$((SCHEDD_PORT + r - 1))"; done
@@ -160,13 +162,17 @@ workload_lines() { grep -v '^[[:space:]]*#' "$WORKLOAD" | grep -v '^[[:space:]]*
 field() { printf '%s\n' "$1" | awk -F, -v n="$2" '{ s = ""; for (i = n; i <= NF; ++i) s = s (i > n ? "," : "") $i; if (n < 7) s = $n; gsub(/^[ "]+|[ "]+$/, "", s); print s }'; }
 scaled_iterations() { awk -v n="$1" -v f="$ITER_F" 'BEGIN{ v = int(n * f + 0.5); print (v < 8 ? 8 : v) }'; }
 
-submit_jobs() {  # submit_jobs RUNDIR: one unchanged sbatch line per workload job
-  local run=$1 line id model nodes gpus iters place jid
+# measuring_job ID: whether --measuring names workload job ID.
+measuring_job() { [[ ",$MEASURING," == *",$1,"* ]]; }
+
+submit_jobs() {  # submit_jobs RUNDIR off|on: one unchanged sbatch line per workload job
+  local run=$1 mode=$2 line id model nodes gpus iters place jid gate
   : > "$run/jobs.txt"
   while IFS= read -r line; do
     id=$(field "$line" 1) model=$(field "$line" 3) nodes=$(field "$line" 4) gpus=$(field "$line" 5)
-    iters=$(scaled_iterations "$(field "$line" 6)") place=$(field "$line" 7)
-    jid=$(sbatch --parsable -J "$model" -N "$nodes" --ntasks-per-node=1 ${place:+-w "$place"} \
+    iters=$(scaled_iterations "$(field "$line" 6)") place=$(field "$line" 7) gate=()
+    [ "$mode" = off ] || ! measuring_job "$id" || gate=(--export=ALL,HARMONICS_GATE=off)
+    jid=$(sbatch --parsable "${gate[@]}" -J "$model" -N "$nodes" --ntasks-per-node=1 ${place:+-w "$place"} \
             --chdir="$run" --output="$run/slurm-%j.out" \
             --wrap "srun $TRAINER --model $model --iterations $iters --time-scale $SCALE --gpus-per-node $gpus --fabric 127.0.0.1:$FABRIC_PORT --out $run/%j-rank%r.csv" \
           | cut -d';' -f1) || die "sbatch failed for job $id"
@@ -214,7 +220,7 @@ run_mode() {  # run_mode off|on
   fi
   job_env "$mode"
   JOB_IDS=()
-  submit_jobs "$run"
+  submit_jobs "$run" "$mode"
   total=$(awk '{s += $6} END {print s}' "$run/jobs.txt")
   start=$SECONDS next_line=$SECONDS
   while :; do
@@ -268,10 +274,10 @@ analyse_run() {
       END { printf "%.6f", (t - t0) / x / 1e9 }' "$run/$jid"-rank*.csv)
     echo "$id,$arr,$model,$nodes,$gpus,$iters,\"$place\"" >> "$run/sim-workload.csv"
   done < "$run/jobs.txt"
-  local policy=fair
-  [ "$(basename "$run")" = on ] && policy=harmonics
+  local policy=(--policy fair)
+  [ "$(basename "$run")" = on ] && policy=(--policy harmonics ${MEASURING:+--measuring-jobs "$MEASURING"})
   "$SIM" --topology "$CLUSTER/etc/topology.conf" --config "$ETC/model.conf" --workload "$run/sim-workload.csv" \
-    --policy "$policy" --csv "$run/sim.csv" --quiet > "$run/sim.log" 2>&1 || die "harmonics-sim failed (see $run/sim.log)"
+    "${policy[@]}" --csv "$run/sim.csv" --quiet > "$run/sim.log" 2>&1 || die "harmonics-sim failed (see $run/sim.log)"
 }
 
 # The side-by-side table: emulated off/on, simulator fair/harmonics, changes.

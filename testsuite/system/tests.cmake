@@ -141,6 +141,11 @@ add_test(e2e.demo-short ${_e2e}/demo-short.sh ${HARMONICS_SRCDIR} ${HARMONICS_BU
 # 10% of harmonics-sim's prediction for the same jobs.
 set_tests_properties(e2e.demo-short PROPERTIES TIMEOUT 480 SKIP_RETURN_CODE 77
   RESOURCE_LOCK "slurm_cluster;harmonics_daemons;nccl_timing")
+# The lock plan through the real stack: a measuring job (HARMONICS_GATE=off)
+# locked behind gated bursts, the demo's checks, no flip back to free.
+add_test(e2e.demo-lock ${_e2e}/demo-lock.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+set_tests_properties(e2e.demo-lock PROPERTIES TIMEOUT 480 SKIP_RETURN_CODE 77
+  RESOURCE_LOCK "slurm_cluster;harmonics_daemons;nccl_timing")
 foreach(_d schedd coordd cancel)
   add_test(e2e.drill-${_d} ${_e2e}/drill.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_d})
   set_tests_properties(e2e.drill-${_d} PROPERTIES TIMEOUT 400 SKIP_RETURN_CODE 77

@@ -259,3 +259,24 @@ TEST(LockPlan, ALastLockPlanWorseThanTheNewOneIsReplaced) {
     for (const auto& [id, d] : next.jobs) moved += !same_schedule(previous.at(id), d);
     EXPECT_GT(moved, 0);
 }
+
+TEST(LockPlan, ALockGoesOnBesideJobsOtherLeavesGatedAroundIt) {
+    // VGG16 1 gated by another leaf, where this leaf's lock plan had it: a
+    // new lock is not tried beside it, one in place goes on (that leaf
+    // planned around it; dropping it made two schedds take turns).
+    sim::Scenario s = sim::builtin_scenario("testbed-paper");
+    const LocalScheduler local(roomy());
+    LeafProblem pb = first_leaf_owning_all(s, testbed_with_measuring(s, 5));
+    const LeafResult first = local.decide(s.topo, pb);
+    ASSERT_TRUE(first.jobs.at(5).gated) << first.explain;
+    pb.fixed[1] = first.jobs.at(1);
+    const LeafResult fresh = local.decide(s.topo, pb);
+    EXPECT_NE(fresh.explain.find("; lock: jobs gated by other leaves"), std::string::npos) << fresh.explain;
+    EXPECT_FALSE(fresh.jobs.at(5).gated);
+    pb.previous = first.jobs;
+    const LeafResult next = local.decide(s.topo, pb);
+    EXPECT_NE(next.explain.find(", kept) chosen"), std::string::npos) << next.explain;
+    ASSERT_TRUE(next.jobs.at(5).gated) << next.explain;
+    EXPECT_TRUE(same_schedule(next.jobs.at(5), first.jobs.at(5)));
+    EXPECT_EQ(next.jobs.count(1), 0u);
+}

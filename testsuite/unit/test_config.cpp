@@ -10,6 +10,7 @@
 
 #include "config/harmonics_conf.h"
 #include "config/policy_options.h"
+#include "policy/harmonics_local.h"
 #include "config/units.h"
 #include "topology/topology_conf.h"
 #include "util/log.h"
@@ -530,8 +531,12 @@ TEST(HarmonicsConfDocs, ManPageDocumentsEveryKey) {
 
 TEST(HarmonicsConfDocs, PolicyOptionsComeFromTheConfig) {
     HarmonicsConfig c = parse_harmonics_conf_text(
-        "Slot=2ms ChangeThreshold=0.1 LocalBudget=5ms SolverTimeLimit=1min Seed=9 Guard=3% MaxStretch=1.1", "h.conf");
+        "Slot=2ms ChangeThreshold=0.1 LocalBudget=5ms SolverTimeLimit=1min Seed=9 Guard=3% MaxStretch=1.1 "
+        "DriftHorizon=10s", "h.conf");
     PolicyOptions o = policy_options(c);
+    EXPECT_DOUBLE_EQ(o.drift_horizon_s, 10);
+    EXPECT_DOUBLE_EQ(local_tuning(o).horizon_s, 10);
+    EXPECT_DOUBLE_EQ(local_tuning(PolicyOptions{}).horizon_s, LocalTuning{}.horizon_s);
     EXPECT_DOUBLE_EQ(o.guard, 0.03);
     EXPECT_NEAR(o.max_stretch, 0.1, 1e-12);
     EXPECT_DOUBLE_EQ(o.slot_s, 0.002);
@@ -547,6 +552,7 @@ TEST(HarmonicsConf, FormatParsesBackToTheSameValues) {
     HarmonicsConfig a = parse_harmonics_conf(kData + "three-level.harmonics.conf");
     a.log_file = "/var/log/h x.log";
     a.munge_socket = "/run/munge/munge.socket.2";
+    a.drift_horizon_s = 2.5;
     std::string text = format_harmonics_conf(a);
     for (const std::string& k : harmonics_conf_keys()) EXPECT_NE(text.find(k + "="), std::string::npos) << k;
     HarmonicsConfig b = parse_harmonics_conf_text(text, "/elsewhere/harmonics.conf");
@@ -558,6 +564,7 @@ TEST(HarmonicsConf, FormatParsesBackToTheSameValues) {
     EXPECT_DOUBLE_EQ(b.change_threshold, a.change_threshold);
     EXPECT_DOUBLE_EQ(b.local_budget_s, a.local_budget_s);
     EXPECT_DOUBLE_EQ(b.max_stretch, a.max_stretch);
+    EXPECT_DOUBLE_EQ(b.drift_horizon_s, 2.5);
     EXPECT_DOUBLE_EQ(b.gate_cap_s, a.gate_cap_s);
     EXPECT_DOUBLE_EQ(b.switch_wait_s, a.switch_wait_s);
     EXPECT_EQ(b.gate, a.gate);

@@ -127,6 +127,7 @@ const KeySpec kGlobalKeys[] = {
          c.max_stretch = m;
          return "";
      }},
+    {"DriftHorizon", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.drift_horizon_s, v, 0, true); }},
     {"SolverTimeLimit",
      [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.solver_time_limit_s, v, 0, true); }},
     {"Seed",
@@ -343,6 +344,7 @@ std::string format_harmonics_conf(const HarmonicsConfig& c) {
     line("Guard", number(c.guard));
     line("LocalBudget", format_duration(c.local_budget_s));
     line("MaxStretch", number(c.max_stretch));
+    line("DriftHorizon", format_duration(c.drift_horizon_s));
     line("SolverTimeLimit", format_duration(c.solver_time_limit_s));
     line("Seed", std::to_string(c.seed));
     line("SchedPort", std::to_string(c.sched_port));

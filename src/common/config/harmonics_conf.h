@@ -45,6 +45,7 @@ struct HarmonicsConfig {
     double guard = 0.01;                 // Guard: slack of a period over T_j, and between packed bursts
     double local_budget_s = 0.001;       // LocalBudget: per-leaf search time per decision
     double max_stretch = 1.05;           // MaxStretch: bound on P_j / T_j
+    double drift_horizon_s = 1.0;        // DriftHorizon: how far ahead plans with periods that drift are judged
     double solver_time_limit_s = 10.0;   // SolverTimeLimit: the optimal policy's CBC limit
     unsigned seed = 1;                   // Seed: policy/simulator random seed
     int sched_port = 6828;               // SchedPort: schedd's default listen port

@@ -10,6 +10,7 @@ PolicyOptions policy_options(const HarmonicsConfig& cfg) {
     o.local_budget_s = cfg.local_budget_s;
     o.max_stretch = cfg.max_stretch > 1 ? cfg.max_stretch - 1 : 0;
     o.guard = cfg.guard;
+    o.drift_horizon_s = cfg.drift_horizon_s;
     o.epoch_s = cfg.epoch_s;
     o.seed = cfg.seed;
     o.phase_groups = cfg.phase_groups;

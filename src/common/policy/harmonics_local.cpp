@@ -786,13 +786,18 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     // free jobs also drift against each other until both lock, which each
     // one's lock points (against the others fixed) miss, and a job gated by
     // another leaf sits where that leaf planned it without this lock. Both
-    // measured as losses without the rule (doc/scale.md, stop 28).
+    // measured as losses without the rule (doc/scale.md, stop 28). A lock
+    // already in place goes on beside them: those leaves planned around it,
+    // and dropping it for their plans made two leaves take turns for ever
+    // (doc/testbed.md, "A job that only measures").
     const bool fixed_elsewhere =
         std::any_of(problem.fixed.begin(), problem.fixed.end(), [](const auto& f) { return f.second.gated; });
+    auto last = measuring.size() == 1 ? problem.previous.find(measuring[0]) : problem.previous.end();
+    const bool locked = last != problem.previous.end() && last->second.gated;
     if (!tuning_.lock_measuring) {
     } else if (measuring.size() > 1) {
         res.explain += "; lock: more than one measuring job";
-    } else if (fixed_elsewhere) {
+    } else if (fixed_elsewhere && !locked) {
         res.explain += "; lock: jobs gated by other leaves";
     } else {
         try_lock(topo, problem, measuring[0], res);

@@ -57,7 +57,7 @@ struct LocalTuning {
     int hyper_factor = 8;             // hyperperiod at most this many times the longest period
     std::int64_t max_hyper_slots = 20000;
     int exact_max_jobs = 8;           // branch and bound up to this many jobs, greedy + local search beyond
-    double horizon_s = 1.0;           // drift plans: how far ahead shifts are evaluated
+    double horizon_s = 1.0;           // drift plans: how far ahead shifts are evaluated (DriftHorizon=)
     // A gated plan is taken only if the collisions it still predicts cost at
     // most this much (summed slowdown): a gated job delayed past its slack
     // misses its slot and waits a whole period, which the excess model (a

@@ -76,6 +76,7 @@ LocalTuning local_tuning(const PolicyOptions& opts) {
     LocalTuning t;
     t.max_stretch = opts.max_stretch;
     t.guard = opts.guard;
+    t.horizon_s = opts.drift_horizon_s;
     return t;
 }
 

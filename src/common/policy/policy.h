@@ -63,6 +63,7 @@ struct PolicyOptions {
     double search_work_per_s = 0;
     double max_stretch = 0.05;       // harmonics: a period may exceed T_j by this fraction
     double guard = 0.01;             // harmonics: slack of a period over T_j and between packed bursts
+    double drift_horizon_s = 1.0;    // harmonics: how far ahead drift plans are judged (DriftHorizon=)
     double epoch_s = 1.0;            // decision round (harmonics counts conflict holds in epochs)
     bool phase_groups = true;        // harmonics: the coordinator's phase families (PhaseGroups=)
     unsigned seed = 1;

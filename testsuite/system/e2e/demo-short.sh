@@ -13,12 +13,7 @@
 set -uo pipefail
 SRCDIR=$(cd "$1" && pwd)
 BUILDDIR=$(cd "$2" && pwd)
-for tool in munged slurmctld slurmd sbatch gnuplot; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-for f in src/coord/harmonics-coordd src/sched/harmonics-schedd contrib/emulator/harmonics-trainer \
-         src/plugins/job_submit/harmonics/.libs/job_submit_harmonics.so; do
-  [ -e "$BUILDDIR/$f" ] || { echo "SKIP: $f not built"; exit 77; }
-done
+. "$SRCDIR/testsuite/system/e2e/lib.sh"
+need_demo "$BUILDDIR"
 exec "$SRCDIR/contrib/demo/run" --build "$BUILDDIR" --work "$BUILDDIR/testsuite/e2e-demo" \
   --iterations 1 --timeout 240 --check --agree 10
