@@ -1,5 +1,6 @@
 # Functions of contrib/demo/run (sourced; the caller sets SRC, BUILD, WORK,
-# PORT, SCALE, ITER_F, WORKLOAD, NODES, RACKS, RUN_TIMEOUT, AGREE, MEASURING, OVERSUB).
+# PORT, SCALE, ITER_F, WORKLOAD, NODES, RACKS, RUN_TIMEOUT, AGREE; MEASURING and
+# OVERSUB are optional: no measuring jobs, one NIC's worth of uplink per leaf).
 # Everything here is bounded in time and owns only the processes it started.
 
 SIM=$BUILD/src/sim/harmonics-sim
@@ -87,7 +88,7 @@ write_confs() {
 # EMULATED fabric, model time (harmonics-fabric --time-scale $SCALE, harmonics-sim)
 TopologyFile=$CLUSTER/etc/topology.conf
 NodeBandwidth=100Gbps
-Oversubscription=$OVERSUB
+Oversubscription=${OVERSUB:-$((NODES / RACKS))}
 Epoch=$(awk "BEGIN{print $epoch_s * 1000}")ms
 Slot=$(awk "BEGIN{print $slot_s * 1000}")ms
 DriftHorizon=$(awk "BEGIN{print $horizon_s * 1000}")ms
@@ -97,7 +98,7 @@ CONF
     echo "# EMULATED testbed in wall-clock time (time scale x$SCALE): bandwidths / $SCALE, durations x $SCALE"
     echo "TopologyFile=$CLUSTER/etc/topology.conf"
     echo "NodeBandwidth=$(awk "BEGIN{printf \"%.0f\", $nic_bps / $SCALE}")"
-    echo "Oversubscription=$OVERSUB"
+    echo "Oversubscription=${OVERSUB:-$((NODES / RACKS))}"
     echo "Epoch=$(awk "BEGIN{print $epoch_s * $SCALE * 1000}")ms"
     echo "Slot=$(awk "BEGIN{print $slot_s * $SCALE * 1000}")ms"
     echo "DriftHorizon=$(awk "BEGIN{print $horizon_s * $SCALE * 1000}")ms"
@@ -163,10 +164,10 @@ field() { printf '%s\n' "$1" | awk -F, -v n="$2" '{ s = ""; for (i = n; i <= NF;
 scaled_iterations() { awk -v n="$1" -v f="$ITER_F" 'BEGIN{ v = int(n * f + 0.5); print (v < 8 ? 8 : v) }'; }
 
 # measuring_job ID: whether --measuring names workload job ID.
-measuring_job() { [[ ",$MEASURING," == *",$1,"* ]]; }
+measuring_job() { [[ ",${MEASURING:-}," == *",$1,"* ]]; }
 
-submit_jobs() {  # submit_jobs RUNDIR off|on: one unchanged sbatch line per workload job
-  local run=$1 mode=$2 line id model nodes gpus iters place jid gate
+submit_jobs() {  # submit_jobs RUNDIR [off|on]: one unchanged sbatch line per workload job
+  local run=$1 mode=${2:-on} line id model nodes gpus iters place jid gate
   : > "$run/jobs.txt"
   while IFS= read -r line; do
     id=$(field "$line" 1) model=$(field "$line" 3) nodes=$(field "$line" 4) gpus=$(field "$line" 5)
