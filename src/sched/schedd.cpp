@@ -681,30 +681,36 @@ void Schedd::fill_phases(const SchedJob& j, Harmonics__LeafJob* lj, std::vector<
     lj->phases = ptrs->data();
 }
 
+// The phases go with every job: a restarted coordd plans phase families from them.
+void Schedd::fill_leaf_jobs(LeafJobsOut* out) const {
+    const std::size_t n = jobs_.size();
+    out->ljs.resize(n);
+    out->schs.resize(n);
+    out->nodes.resize(n);
+    out->phs.resize(n);
+    out->php.resize(n);
+    out->ptrs.clear();
+    std::size_t k = 0;
+    for (const auto& [id, j] : jobs_) {
+        out->ljs[k] = HARMONICS__LEAF_JOB__INIT;
+        out->schs[k] = HARMONICS__SCHEDULE__INIT;
+        fill_leaf_job(j, &out->ljs[k], &out->schs[k], &out->nodes[k]);
+        fill_phases(j, &out->ljs[k], &out->phs[k], &out->php[k]);
+        out->ptrs.push_back(&out->ljs[k]);
+        ++k;
+    }
+}
+
 void Schedd::send_proposal() {
     wire::Connection* c = coord_ ? coord_->conn() : nullptr;
     if (!c) return;
-    std::size_t n = jobs_.size();
-    std::vector<Harmonics__LeafJob> ljs(n);
-    std::vector<Harmonics__Schedule> schs(n);
-    std::vector<std::string> nodes(n);
-    std::vector<std::vector<Harmonics__PhaseReport>> phs(n);
-    std::vector<std::vector<Harmonics__PhaseReport*>> php(n);
-    std::vector<Harmonics__LeafJob*> ptrs;
-    std::size_t k = 0;
-    for (const auto& [id, j] : jobs_) {
-        ljs[k] = HARMONICS__LEAF_JOB__INIT;
-        schs[k] = HARMONICS__SCHEDULE__INIT;
-        fill_leaf_job(j, &ljs[k], &schs[k], &nodes[k]);
-        fill_phases(j, &ljs[k], &phs[k], &php[k]);
-        ptrs.push_back(&ljs[k]);
-        ++k;
-    }
+    LeafJobsOut out;
+    fill_leaf_jobs(&out);
     Harmonics__LeafProposal p = HARMONICS__LEAF_PROPOSAL__INIT;
     p.leaf = const_cast<char*>(leaf_name_.c_str());
     p.epoch = epoch_;
-    p.n_jobs = ptrs.size();
-    p.jobs = ptrs.data();
+    p.n_jobs = out.ptrs.size();
+    p.jobs = out.ptrs.data();
     p.has_predicted_cost = p.has_decide_wall_s = 1;
     p.predicted_cost = last_predicted_cost_;
     p.decide_wall_s = last_decide_wall_s_;
@@ -718,20 +724,11 @@ void Schedd::on_coord_up(wire::Connection& c) {
     HLOG_INFO("registered with coordd %s", c.peer().c_str());
     // Registration carries everything we know, so a restarted coordd rebuilds
     // its table (owners included) from the schedds.
-    std::size_t n = jobs_.size();
-    std::vector<Harmonics__LeafJob> ljs(n);
-    std::vector<Harmonics__Schedule> schs(n);
-    std::vector<std::string> nodes(n);
-    std::vector<std::vector<Harmonics__PhaseReport>> phs(n);
-    std::vector<std::vector<Harmonics__PhaseReport*>> php(n);
-    std::vector<Harmonics__LeafJob*> ptrs;
+    LeafJobsOut out;
+    fill_leaf_jobs(&out);
+    std::vector<Harmonics__LeafJob>& ljs = out.ljs;
     std::size_t k = 0;
     for (const auto& [id, j] : jobs_) {
-        ljs[k] = HARMONICS__LEAF_JOB__INIT;
-        schs[k] = HARMONICS__SCHEDULE__INIT;
-        fill_leaf_job(j, &ljs[k], &schs[k], &nodes[k]);
-        // The phases too: a restarted coordd plans phase families from them.
-        fill_phases(j, &ljs[k], &phs[k], &php[k]);
         // Coordd's memory of hand-overs: a restarted one has lost it.
         if (j.adopted) {
             ljs[k].has_adopted = 1;
@@ -744,10 +741,10 @@ void Schedd::on_coord_up(wire::Connection& c) {
         // Also remember decisions of jobs others own: coordd may have lost them
         // (a free one only if coordd's own: a phase family's free rider).
         if (!ljs[k].decision && j.decision && (j.decision->gated || j.owner_leaf == wire::kCoordinatorOwner)) {
-            wire::fill_schedule(&schs[k], j.id, *j.decision, j.decision_epoch, j.owner_leaf.c_str());
-            ljs[k].decision = &schs[k];
+            wire::fill_schedule(&out.schs[k], j.id, *j.decision, j.decision_epoch, j.owner_leaf.c_str());
+            ljs[k].decision = &out.schs[k];
         }
-        ptrs.push_back(&ljs[k++]);
+        ++k;
     }
     std::string listen = listen_;
     Harmonics__ScheddRegister r = HARMONICS__SCHEDD_REGISTER__INIT;
@@ -755,8 +752,8 @@ void Schedd::on_coord_up(wire::Connection& c) {
     r.listen = const_cast<char*>(listen.c_str());
     r.has_epoch = 1;
     r.epoch = epoch_;
-    r.n_jobs = ptrs.size();
-    r.jobs = ptrs.data();
+    r.n_jobs = out.ptrs.size();
+    r.jobs = out.ptrs.data();
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
     env.body_case = HARMONICS__ENVELOPE__BODY_SCHEDD_REGISTER;
     env.schedd_register = &r;

@@ -121,6 +121,17 @@ private:
     void fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics__Schedule* sch, std::string* nodes) const;
     void fill_phases(const SchedJob& j, Harmonics__LeafJob* lj, std::vector<Harmonics__PhaseReport>* reports,
                      std::vector<Harmonics__PhaseReport*>* ptrs) const;
+    // Every job of the leaf as LeafJob messages (proposal and registration),
+    // with the storage they point into, alive until the frame is sent.
+    struct LeafJobsOut {
+        std::vector<Harmonics__LeafJob> ljs;
+        std::vector<Harmonics__Schedule> schs;
+        std::vector<std::string> nodes;
+        std::vector<std::vector<Harmonics__PhaseReport>> phs;
+        std::vector<std::vector<Harmonics__PhaseReport*>> php;
+        std::vector<Harmonics__LeafJob*> ptrs;
+    };
+    void fill_leaf_jobs(LeafJobsOut* out) const;
 
     // Scheduling.
     void on_epoch();

@@ -207,6 +207,43 @@ TEST(LocalScheduler, JobsThatCannotCollideRunFree) {
     EXPECT_FALSE(r.jobs.at(1).gated);
     EXPECT_FALSE(r.jobs.at(2).gated);
     EXPECT_EQ(r.free_jobs, 2);
+    EXPECT_NE(r.explain.find("no collision possible"), std::string::npos) << r.explain;
+    EXPECT_EQ(r.search_nodes, 0);
+    EXPECT_NEAR(r.predicted_cost, 0, 1e-12);
+}
+
+// Nothing can collide: job 2, gated here last epoch, is freed without a plan
+// being built, and the leaf's price is still the stretch of job 1, gated on
+// its own leaf. With peaks a hair over the link the leaf plans as before.
+TEST(LocalScheduler, ALeafWhosePeaksFitTogetherFreesItsJobsAndPricesTheFixedOnes) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<LinkId> links = leaf_links(topo, leaf);
+    auto problem = [&](double peak2) {
+        LeafProblem pb = leaf_problem(topo, leaf, {periodic_job(topo, 1, 0.100, 0.040, links, 0.5),
+                                                   periodic_job(topo, 2, 3.0, 1.0, links, peak2)});
+        JobDecision fixed;
+        fixed.gated = true;
+        fixed.period_s = 0.101;
+        fixed.shift_s = 0.030;
+        fixed.owner_leaf = topo.leaves()[1];
+        pb.fixed[1] = fixed;
+        JobDecision last;
+        last.gated = true;
+        last.period_s = 3.03;
+        last.owner_leaf = leaf;
+        pb.previous[2] = last;
+        return pb;
+    };
+    LocalScheduler ls(search_options());
+    LeafResult calm = ls.decide(topo, problem(0.5));
+    ASSERT_EQ(calm.jobs.size(), 1u);
+    EXPECT_FALSE(calm.jobs.at(2).gated);
+    EXPECT_TRUE(calm.changed);
+    EXPECT_NE(calm.explain.find("no collision possible"), std::string::npos) << calm.explain;
+    EXPECT_NEAR(calm.predicted_cost, 0.101 / 0.100 - 1, 1e-9);
+    LeafResult over = ls.decide(topo, problem(0.51));
+    EXPECT_EQ(over.explain.find("no collision possible"), std::string::npos) << over.explain;
 }
 
 TEST(LocalScheduler, NonCommensuratePeriodsAreGatedWhenItPays) {
