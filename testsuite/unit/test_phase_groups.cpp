@@ -2,6 +2,7 @@
 // cross-leaf jobs that share a period.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -267,6 +268,32 @@ TEST(PhaseGroups, FamilyInForceKeepsItsWindowsAndANewcomerTakesAFreeOne) {
     ASSERT_TRUE(second.jobs.count(extra.id)) << second.explain;
     EXPECT_EQ(second.families[0].dirty, 0);
     for (const auto& [key, x] : window_loads(f.topo, jobs, second)) EXPECT_LE(x, 1.0 + 1e-9);
+}
+
+// A newcomer of the members' model, measured a little slower (another leaf's
+// rank: 100.2 ms against 100.0, so its guarded target is 101.2 ms past the
+// family's 101 ms), joins the family in force; one that would keep its
+// period with less than half the guard to spare (100.6 ms) does not.
+TEST(PhaseGroups, ANewcomerMeasuredALittleSlowerJoinsTheFamilyInForce) {
+    FourRacks f;
+    std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
+    const JobProfile extra = jobs.back();
+    jobs.pop_back();
+    const PhaseGroupPlan first = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    ASSERT_EQ(first.families.size(), 1u) << first.explain;
+    ASSERT_NEAR(first.families[0].period_s, 0.101, 1e-9);
+    for (const auto& [T, joins] : {std::pair{0.1002, true}, std::pair{0.1006, false}}) {
+        std::vector<JobProfile> now = jobs;
+        now.push_back(f.job(extra.id, T, 0.040, {2, 3}));
+        const PhaseGroupPlan second = plan_phase_groups(f.topo, now, all_of(now), first.jobs, owners_of(now), PhaseGroupOptions{}, 7.0);
+        ASSERT_FALSE(second.families.empty()) << second.explain;
+        const PhaseFamily& kept = second.families[0];
+        EXPECT_TRUE(kept.kept);
+        const bool member = std::find(kept.members.begin(), kept.members.end(), extra.id) != kept.members.end() ||
+                            std::find(kept.free_riders.begin(), kept.free_riders.end(), extra.id) != kept.free_riders.end();
+        EXPECT_EQ(member, joins) << "T " << T << ": " << second.explain;
+        for (const auto& [id, d] : first.jobs) EXPECT_TRUE(same_gate(second.jobs.at(id), d)) << "job " << id << " moved";
+    }
 }
 
 TEST(PhaseGroups, AFreeRiderStaysWithItsOwnFamilyAmongTwoOfTheSameWindowCount) {
