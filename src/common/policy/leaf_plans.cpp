@@ -142,29 +142,33 @@ bool LeafBuilder::cannot_collide() const {
 }
 
 double LeafBuilder::calm_free_cost() const {
-    const Targets g = targets();
-    std::vector<int> none(pb_.jobs.size(), 0);
+    const std::vector<int> per = fixed_periods();
     double stretch = 0;
-    for (size_t i = 0; i < none.size(); ++i) {
-        if (g.fixed[i] == 0) continue;
-        none[i] = g.fixed[i];
+    for (size_t i = 0; i < per.size(); ++i) {
         const double T = iteration_period_s(pb_.jobs[i]);
-        if (none[i] > 0 && T > 0) stretch += none[i] * opts_.slot_s / T - 1;
+        if (per[i] > 0 && T > 0) stretch += per[i] * opts_.slot_s / T - 1;
     }
-    return std::max(stretch, stretch + queued_free_cost(none));
+    return std::max(stretch, stretch + queued_free_cost(per));
 }
 
 Built LeafBuilder::decided() const {
-    const size_t n = pb_.jobs.size();
-    std::vector<int> per(n, 0), fixed(n, -1);
+    const std::vector<int> per = fixed_periods();
+    std::vector<int> fixed(per.size(), -1);
     std::int64_t longest = 1;
-    for (size_t i = 0; i < n; ++i) {
-        auto f = pb_.fixed.find(pb_.jobs[i].id);
-        per[i] = f != pb_.fixed.end() ? decision_period(f->second, opts_.slot_s) : 0;
+    for (size_t i = 0; i < per.size(); ++i) {
         if (per[i] > 0) fixed[i] = per[i];
         longest = std::max<std::int64_t>(longest, per[i]);
     }
     return assemble(per, fixed, horizon_slots(longest), now_slot(), false);
+}
+
+std::vector<int> LeafBuilder::fixed_periods() const {
+    std::vector<int> per(pb_.jobs.size(), 0);
+    for (size_t i = 0; i < per.size(); ++i) {
+        auto f = pb_.fixed.find(pb_.jobs[i].id);
+        if (f != pb_.fixed.end()) per[i] = decision_period(f->second, opts_.slot_s);
+    }
+    return per;
 }
 
 LeafBuilder::Targets LeafBuilder::targets(const std::vector<double>* floor_s) const {

@@ -98,6 +98,10 @@ private:
 
     Built harmonic(const Targets& g) const;
 
+    // Per job, the period in slots another leaf gated it on (0: owned here,
+    // or run free by another leaf's decision).
+    std::vector<int> fixed_periods() const;
+
     // How far ahead plans that drift are evaluated: horizon_s, at least two
     // of the longest period, at most max_hyper_slots.
     std::int64_t horizon_slots(std::int64_t longest) const;

@@ -360,7 +360,7 @@ public:
               double P, int K) const {
         std::vector<size_t> cand;
         for (size_t i : newcomers)
-            if (fits(i, P, K, false, true)) cand.push_back(i);
+            if (fits(i, P, K, /*kept=*/false, /*joining=*/true)) cand.push_back(i);
         while (!cand.empty()) {
             WindowLoads wc = placed_loads(members, win, K, cand);   // the candidates' links may be new to the family
             std::vector<int> placed;
