@@ -180,15 +180,17 @@ void Coordd::end_run_free(double now) {
     }
 }
 
-// The job as the policy code sees it, from the first leaf that measured its
-// period; false when none has measured its period and phases yet.
+// The job as the policy code sees it, from the leaf whose measured period is
+// the rank-weighted median over its leaves (sched::median_leaf); false when
+// none has measured its period and phases yet.
 bool Coordd::profile_of(const CoordJob& j, JobProfile* p) const {
+    std::vector<sched::LeafSummary> leaves;
+    for (auto& [leaf, v] : j.views) leaves.push_back({v.ranks, v.period_s, &v.phases});
     sched::JobSummary sum;
-    for (auto& [leaf, v] : j.views)
-        if (v.period_s > 0 && (sum.period_s <= 0 || (sum.phases.empty() && !v.phases.empty()))) {
-            sum.period_s = v.period_s;
-            sum.phases = v.phases;
-        }
+    if (auto k = sched::median_leaf(leaves)) {
+        sum.period_s = leaves[*k].period_s;
+        sum.phases = *leaves[*k].phases;
+    }
     std::vector<SwitchId> lv;
     for (const std::string& n : j.leaves)
         if (SwitchId s = topo_.find_switch(n); s >= 0) lv.push_back(s);

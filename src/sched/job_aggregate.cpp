@@ -16,6 +16,29 @@ double median(std::vector<double>& v) {
 }
 }  // namespace
 
+std::optional<std::size_t> median_leaf(const std::vector<LeafSummary>& leaves) {
+    auto measured = [&](bool need_phases) {
+        std::vector<std::size_t> idx;
+        for (std::size_t k = 0; k < leaves.size(); ++k)
+            if (leaves[k].period_s > 0 && (!need_phases || (leaves[k].phases && !leaves[k].phases->empty())))
+                idx.push_back(k);
+        return idx;
+    };
+    std::vector<std::size_t> idx = measured(true);
+    if (idx.empty()) idx = measured(false);
+    if (idx.empty()) return std::nullopt;
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](std::size_t a, std::size_t b) { return leaves[a].period_s < leaves[b].period_s; });
+    auto weight = [&](std::size_t k) { return double(std::max(leaves[k].ranks, 1)); };
+    double total = 0;
+    for (std::size_t k : idx) total += weight(k);
+    // The lower weighted median: the first leaf at which half the ranks are reached.
+    double seen = 0;
+    for (std::size_t k : idx)
+        if ((seen += weight(k)) * 2 >= total) return k;
+    return idx.back();
+}
+
 bool JobAggregate::add(int rank, RankSample s) {
     bool ok = rank >= 0 && std::isfinite(s.period_s) && s.period_s > 0 && s.period_s < 3600 &&
               s.phases.size() <= kMaxPhases && (ranks_.count(rank) || ranks_.size() < max_ranks_);

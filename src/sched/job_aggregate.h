@@ -30,6 +30,20 @@ struct JobSummary {
     std::vector<PhaseSample> phases;
 };
 
+// A cross-leaf job as coordd sees it: each leaf's summary of the ranks it
+// hosts. The job's summary is the one whose period is the rank-weighted median
+// over the leaves that measured its phases (each leaf's summary whole: its
+// phases belong to its period), so one leaf's late or jittery view does not
+// move it and the result does not depend on which leaf reported first. Ties
+// go to the earlier leaf. Leaves with a period but no phases count only when
+// none has phases. Empty when no leaf measured a period.
+struct LeafSummary {
+    int ranks = 0;               // ranks reporting there; 0 counts as one
+    double period_s = 0;
+    const std::vector<PhaseSample>* phases = nullptr;
+};
+std::optional<std::size_t> median_leaf(const std::vector<LeafSummary>& leaves);
+
 class JobAggregate {
 public:
     JobAggregate() = default;

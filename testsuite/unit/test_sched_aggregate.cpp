@@ -2,6 +2,8 @@
 // to the Local Scheduler.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sched/job_aggregate.h"
 #include "sched/job_profile.h"
 #include "topology/topology.h"
@@ -179,4 +181,28 @@ TEST(JobAggregate, ComputeHoldsStillWhenAScheduleStartsHolding) {
     ASSERT_TRUE(s);
     EXPECT_NEAR(s->period_s, 0.25, 1e-12);
     EXPECT_NEAR(s->period_s - s->phases[0].duration_s - s->phases[0].held_s, 0.12, 1e-12);
+}
+
+// coordd's view of a cross-leaf job: the leaf whose period is the median,
+// weighted by the ranks each leaf hosts, whatever order the leaves are in.
+TEST(MedianLeaf, TheRankWeightedMedianLeafWhateverTheOrder) {
+    const std::vector<PhaseSample> ph{{0.15, 0.04, 1e8}}, none;
+    std::vector<LeafSummary> leaves{{2, 0.2004, &ph}, {6, 0.2000, &ph}, {2, 0.2008, &ph}};
+    auto k = median_leaf(leaves);
+    ASSERT_TRUE(k);
+    EXPECT_EQ(*k, 1u);   // six of ten ranks measured 200.0 ms
+    std::swap(leaves[0], leaves[1]);
+    EXPECT_EQ(median_leaf(leaves), std::optional<std::size_t>(0));
+    // Equal weights: the lower median, from any order.
+    std::vector<LeafSummary> even{{1, 0.2008, &ph}, {1, 0.2000, &ph}, {1, 0.2004, &ph}, {1, 0.2012, &ph}};
+    EXPECT_EQ(median_leaf(even), std::optional<std::size_t>(2));
+    std::reverse(even.begin(), even.end());
+    EXPECT_EQ(median_leaf(even), std::optional<std::size_t>(1));
+    // A leaf without phases is passed over while another has them; a leaf
+    // with no period never counts; no period at all is none.
+    std::vector<LeafSummary> partial{{8, 0.300, &none}, {1, 0.2004, &ph}, {0, 0, &ph}};
+    EXPECT_EQ(median_leaf(partial), std::optional<std::size_t>(1));
+    partial[1].phases = &none;
+    EXPECT_EQ(median_leaf(partial), std::optional<std::size_t>(0));
+    EXPECT_FALSE(median_leaf({{3, 0, &ph}, {0, -1, nullptr}}));
 }
