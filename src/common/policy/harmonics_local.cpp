@@ -257,11 +257,6 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
     std::snprintf(line, sizeof line, "free %.4f%s", plans.all_free_cost, was_free ? " (kept)" : "");
     res.explain = line;
     std::string verdicts[2];
-    // A leaf that plans every gated job it sees predicts what its own plan
-    // alone decides; jobs gated elsewhere meet collisions it does not see.
-    const bool fixed_elsewhere =
-        std::any_of(problem.fixed.begin(), problem.fixed.end(), [](const auto& f) { return f.second.gated; });
-    const double take_margin = fixed_elsewhere ? tuning_.slack_margin : tuning_.take_margin;
     if (!calm) {
         // A plan is taken when it beats the best so far, its collisions
         // counted `weight` times, and they fit the jobs' slack (or cost next
@@ -275,7 +270,7 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
             std::snprintf(line, sizeof line, "%.4f (stretch %.4f%s)", s.sol.cost, stretch, s.kept ? ", kept" : "");
             v = line;
             if (s.sol.cost - stretch > tuning_.max_gated_residual &&
-                !delays_fit_slack(b.sp, s.sol.shift, take_margin)) {
+                !delays_fit_slack(b.sp, s.sol.shift, tuning_.slack_margin)) {
                 v += " rejected: collisions exceed the slack";
                 return Verdict::PastSlack;
             }
