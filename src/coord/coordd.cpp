@@ -339,6 +339,8 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
             j.decision_epoch = s->has_epoch ? s->epoch : 0;
             if (j.leaves.size() > 1) notify_leaves(j);
             comment_soon();
+        } else {
+            j.decision->slack_margin = d.slack_margin;   // the same gate, held to another share of its slack
         }
     } else if (registering && !j.decision && j.owner == owner && !owner.empty()) {
         // A non-owner kept the owner's decision through our restart.

@@ -21,13 +21,13 @@ namespace harmonics::coord {
 
 // Each owner's slack rule covers its own leaf only. A gated cross-leaf job
 // whose collisions with other gated jobs on another of its leaves take more
-// than the share of its slack the rule allows would miss slots there for
+// than the share of its slack its plan allows would miss slots there for
 // good. The first time, that leaf becomes its owner and plans it around the
 // jobs fixed there; if it happens again, every leaf runs it free for a while
 // (the simulator's Global Coordinator applies the same rule within one epoch,
 // policy/global_coordinator.cpp).
 void Coordd::check_slack(const std::vector<JobId>& ids) {
-    const double margin = LocalTuning().slack_margin;
+    const LocalTuning tuning;
     const double now = mono_s();
     struct Over {
         double used;
@@ -43,7 +43,7 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
         Over o{0, id, ""};
         for (const auto& [leaf, v] : j.views)
             if (v.slack_used > o.used) o = {v.slack_used, id, leaf};
-        if (o.used > margin) over.push_back(o);
+        if (o.used > margin_of(tuning, *j.decision)) over.push_back(o);
     }
     // The job its collisions cost most first; after each hand-over or free
     // run, the leaves it touches are unsettled for a few epochs, so two jobs

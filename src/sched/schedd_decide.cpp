@@ -211,6 +211,9 @@ bool Schedd::decide(Trigger why) {
             j.decision = d;
             j.decision_epoch = j.fixed_epoch;
         }
+        // A plan kept as it stands may now be held to another share of the
+        // slack (a job gated by another leaf came or went): not a new gate.
+        j.decision->slack_margin = d.slack_margin;
         push_schedule(j, now);
     }
     (void)idle;
@@ -288,7 +291,7 @@ void Schedd::choose_adoption(const std::vector<JobProfile>& profiles) {
         auto f = pb.fixed.find(p.id);
         if (d == delay.end() || f == pb.fixed.end()) continue;
         const double used = slack_share(d->second, f->second.period_s, iteration_period_s(p));
-        if (used <= local_->tuning().slack_margin + 1e-12) continue;
+        if (used <= margin_of(local_->tuning(), f->second) + 1e-12) continue;
         want->adopt = true;
         HLOG_DEBUG("epoch %llu: job %lld runs free here and takes job %lld to %.0f%% of its slack: asking to own it",
                    (unsigned long long)epoch_, (long long)want->id, (long long)p.id, 100 * used);

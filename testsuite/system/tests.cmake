@@ -26,7 +26,7 @@ foreach(_g complementary no-contention harmonic-periods cross-leaf cross-leaf-co
 endforeach()
 
 # --- harmonics-sim (testsuite/system/sim/check.sh) ---
-foreach(_c default files bad-workload deterministic deterministic-under-load shifts)
+foreach(_c default files bad-workload deterministic deterministic-under-load shifts all-holding)
   add_test(sim.${_c} ${HARMONICS_SRCDIR}/testsuite/system/sim/check.sh
     ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_c})
   set_tests_properties(sim.${_c} PROPERTIES TIMEOUT 120)
@@ -145,6 +145,11 @@ set_tests_properties(e2e.demo-short PROPERTIES TIMEOUT 480 SKIP_RETURN_CODE 77
 # locked behind gated bursts, the demo's checks, no flip back to free.
 add_test(e2e.demo-lock ${_e2e}/demo-lock.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
 set_tests_properties(e2e.demo-lock PROPERTIES TIMEOUT 480 SKIP_RETURN_CODE 77
+  RESOURCE_LOCK "slurm_cluster;harmonics_daemons;nccl_timing")
+# Every job holding, the same four rings: the owner's plan at take_margin,
+# held to it on both leaves (no hand-over), beats fair sharing.
+add_test(e2e.demo-all-holding ${_e2e}/demo-all-holding.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
+set_tests_properties(e2e.demo-all-holding PROPERTIES TIMEOUT 480 SKIP_RETURN_CODE 77
   RESOURCE_LOCK "slurm_cluster;harmonics_daemons;nccl_timing")
 foreach(_d schedd coordd cancel)
   add_test(e2e.drill-${_d} ${_e2e}/drill.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_d})

@@ -299,6 +299,9 @@ TEST(LocalScheduler, FixedCrossLeafJobIsWorkedAround) {
     EXPECT_NEAR(r.jobs.at(2).period_s, 0.101, 1e-12);
     EXPECT_LE(ms_after_fixed_burst(r.jobs.at(2).shift_s), 21);
     EXPECT_NEAR(r.predicted_cost, 2 * (0.101 / 0.100 - 1), 1e-9);  // both stretches count, no collision
+    // Job 1 is gated by another leaf: collisions this leaf cannot see may
+    // come its way, so job 2 is held to the default share of its slack.
+    EXPECT_DOUBLE_EQ(r.jobs.at(2).slack_margin, LocalTuning().slack_margin);
 }
 
 TEST(LocalScheduler, NewcomerSharesAPeriodInForceBetweenItsTAndItsTarget) {
@@ -569,6 +572,9 @@ TEST(LocalScheduler, PlanWhoseCollisionsFitTheSlackIsGated) {
     LeafResult r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
     ASSERT_EQ(r.jobs.size(), 5u);
     for (const JobProfile& j : jobs) EXPECT_TRUE(r.jobs.at(j.id).gated) << j.id;
+    // The leaf plans every gated job it sees: its plan is taken, and its
+    // jobs held everywhere, within take_margin of their slack.
+    for (const JobProfile& j : jobs) EXPECT_DOUBLE_EQ(r.jobs.at(j.id).slack_margin, LocalTuning().take_margin) << j.id;
 }
 
 TEST(LocalScheduler, EveryJobIsPlacedWhenTheBudgetRunsOut) {

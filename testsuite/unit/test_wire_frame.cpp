@@ -101,6 +101,17 @@ TEST(WireSchedule, FamilyMembersAndFreeRidersKeepTheirMarks) {
     EXPECT_EQ(through_frame(owned).groups, 0);
 }
 
+// The share of its slack a plan holds a job to travels with the decision:
+// every leaf reports against it and coordd checks it (absent: the default).
+TEST(WireSchedule, APlansSlackMarginComesBack) {
+    harmonics::JobDecision d;
+    d.gated = true;
+    d.period_s = 0.116;
+    d.slack_margin = 0.9;
+    EXPECT_DOUBLE_EQ(through_frame(d).slack_margin, 0.9);
+    EXPECT_LT(through_frame(harmonics::JobDecision{}).slack_margin, 0);
+}
+
 TEST(WireFrame, HeaderLayout) {
     auto f = report_frame(1, 0, 1.0);
     ASSERT_GE(f.size(), kHeaderSize);

@@ -169,8 +169,10 @@ bool changed_from(const LeafProblem& problem, const std::map<JobId, JobDecision>
 }
 
 // The owned jobs' decisions: gated as `b` places them at `shift` (none when
-// `b` has no jobs), the rest free.
-void emit_decisions(const Built& b, const std::vector<int>& shift, const LeafProblem& problem, LeafResult& res) {
+// `b` has no jobs), taken with their collisions within `margin` of their
+// slack; the rest free.
+void emit_decisions(const Built& b, const std::vector<int>& shift, const LeafProblem& problem, LeafResult& res,
+                    double margin) {
     if (!b.sp.jobs.empty()) {
         const std::vector<int> late = late_slack_slots(b.sp, shift, kDefaultLateTolerance);
         for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
@@ -182,6 +184,7 @@ void emit_decisions(const Built& b, const std::vector<int>& shift, const LeafPro
             dec.origin_s = b.origin * b.sp.slot_s;
             dec.late_s = late[k] * b.sp.slot_s;
             dec.owner_leaf = problem.leaf;
+            dec.slack_margin = margin;
             res.jobs[problem.jobs[b.job_of[k]].id] = dec;
         }
     }
@@ -215,7 +218,7 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
                       was_free ? " (kept)" : "");
         res.explain = line;
         res.optimal = true;
-        emit_decisions(Built{}, {}, problem, res);
+        emit_decisions(Built{}, {}, problem, res, tuning_.slack_margin);
         res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return res;
     }
@@ -257,6 +260,11 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
     std::snprintf(line, sizeof line, "free %.4f%s", plans.all_free_cost, was_free ? " (kept)" : "");
     res.explain = line;
     std::string verdicts[2];
+    // A leaf that plans every gated job it sees predicts what its own plan
+    // alone decides; jobs gated elsewhere meet collisions it does not see.
+    const bool fixed_elsewhere =
+        std::any_of(problem.fixed.begin(), problem.fixed.end(), [](const auto& f) { return f.second.gated; });
+    const double take_margin = fixed_elsewhere ? tuning_.slack_margin : tuning_.take_margin;
     if (!calm) {
         // A plan is taken when it beats the best so far, its collisions
         // counted `weight` times, and they fit the jobs' slack (or cost next
@@ -270,7 +278,7 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
             std::snprintf(line, sizeof line, "%.4f (stretch %.4f%s)", s.sol.cost, stretch, s.kept ? ", kept" : "");
             v = line;
             if (s.sol.cost - stretch > tuning_.max_gated_residual &&
-                !delays_fit_slack(b.sp, s.sol.shift, tuning_.slack_margin)) {
+                !delays_fit_slack(b.sp, s.sol.shift, take_margin)) {
                 v += " rejected: collisions exceed the slack";
                 return Verdict::PastSlack;
             }
@@ -310,8 +318,8 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
     res.search_nodes = st.nodes;
     if (!chosen) res.explain += "; all free";
     if (won) res.optimal = won->sol.optimal;
-    if (chosen) emit_decisions(*chosen, won->sol.shift, problem, res);
-    else emit_decisions(Built{}, {}, problem, res);
+    if (chosen) emit_decisions(*chosen, won->sol.shift, problem, res, take_margin);
+    else emit_decisions(Built{}, {}, problem, res, tuning_.slack_margin);
     res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
 }
@@ -457,7 +465,7 @@ void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, 
     res.free_jobs = 0;
     res.predicted_cost = cost;
     res.optimal = false;
-    emit_decisions(b, shift, problem, res);
+    emit_decisions(b, shift, problem, res, tuning_.slack_margin);
 }
 
 std::map<JobId, double> LocalScheduler::collision_delays(const Topology& topo, const LeafProblem& problem) const {

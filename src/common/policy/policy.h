@@ -33,6 +33,11 @@ struct JobDecision {
     // (phase_groups.h); such a job is fixed on every leaf it crosses.
     int group = -1;
     int groups = 0;
+    // harmonics: the share of its slack the job's collisions may take under
+    // the plan that gates it (the owner's rule when it took the plan); every
+    // leaf's and the coordinator's checks of the job use the same. <= 0: not
+    // given, the default (LocalTuning::slack_margin).
+    double slack_margin = -1;
 };
 
 // The same gate, field by field within a nanosecond (what the daemons compare

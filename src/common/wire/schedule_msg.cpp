@@ -24,6 +24,10 @@ void fill_schedule(Harmonics__Schedule* s, JobId id, const JobDecision& d, std::
         s->has_groups = 1;
         s->groups = d.groups;
     }
+    if (d.slack_margin > 0) {
+        s->has_slack_margin = 1;
+        s->slack_margin = d.slack_margin;
+    }
     s->owner_leaf = const_cast<char*>(owner);
 }
 
@@ -34,6 +38,7 @@ JobDecision decision_of(const Harmonics__Schedule& s) {
     d.period_s = s.has_period_s ? s.period_s : 0;
     d.origin_s = s.has_origin_s ? s.origin_s : 0;
     d.late_s = s.has_late_s && s.late_s >= 0 ? s.late_s : -1;
+    d.slack_margin = s.has_slack_margin && s.slack_margin > 0 ? s.slack_margin : -1;
     if (s.has_group && s.has_groups && s.group >= 0 && s.groups > s.group) {
         d.group = s.group;
         d.groups = s.groups;

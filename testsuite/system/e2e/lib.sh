@@ -1,4 +1,4 @@
-# Sourced by the demo's end-to-end tests (demo-short.sh, demo-lock.sh).
+# Sourced by the demo's end-to-end tests (demo-short.sh, demo-lock.sh, demo-all-holding.sh).
 
 # need_demo BUILDDIR: exit 77 (CTest's skip) unless Slurm, gnuplot and the
 # parts the demo runs are there.

@@ -6,6 +6,9 @@
 #   files          topology.conf + harmonics.conf + workload CSV from files
 #   bad-workload   a bad CSV fails with file and line named
 #   deterministic  the generator twice with one seed gives identical results
+#   all-holding    four rings on two leaves (contrib/demo/lock-workload.csv), every
+#                  job holding: harmonics gates them (below 1.05, fair 1.109) and does
+#                  no worse than with job 4 only measuring (the lock plan's case)
 #   shifts         bench-shifts finds testbed-paper's collision-free plan at
 #                  120 / 180 ms (comm = the bound) and names a bad --period
 set -euo pipefail
@@ -81,6 +84,24 @@ shifts)
   grep -q "no --period for model bert-large" "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
   if "$B" --period vgg16:118 2>"$TMP/err"; then fail "accepted --period vgg16:118"; fi
   grep -q "expected MODEL=MS, got 'vgg16:118'" "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
+  ;;
+all-holding)
+  # At the slack rule's old margin (0.8 of the slack for a leaf's own plan)
+  # the leaf refused the harmonic plan for a BERT-base predicted to use 0.89
+  # of its slack and ran all four free: 1.109 like fair, while the same
+  # workload with job 4 measuring only got 1.056 from the lock plan.
+  printf 'SwitchName=rack1 Nodes=n[1-5]\nSwitchName=rack2 Nodes=n[6-10]\nSwitchName=spine Switches=rack[1-2]\n' >"$TMP/topo"
+  printf 'NodeBandwidth=100Gbps\nOversubscription=2.5\nEpoch=100ms\nSlot=1ms\n' >"$TMP/conf"
+  args=(--quiet --topology "$TMP/topo" --config "$TMP/conf" --workload "$SRC/contrib/demo/lock-workload.csv")
+  "$SIM" "${args[@]}" --policy fair,harmonics >"$TMP/all" || fail "exit $?"
+  "$SIM" "${args[@]}" --policy harmonics --measuring-jobs 4 >"$TMP/lock" || fail "exit $?"
+  cat "$TMP/all" "$TMP/lock"
+  fair=$(awk '$1 == "fair" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/all")
+  held=$(awk '$1 == "harmonics" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/all")
+  lock=$(awk '$1 == "harmonics" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/lock")
+  [ -n "$fair" ] && [ -n "$held" ] && [ -n "$lock" ] || fail "no slowdown rows"
+  awk -v f="$fair" -v h="$held" -v l="$lock" 'BEGIN { exit !(f >= 1.10 && h < 1.05 && h <= l) }' ||
+    fail "fair $fair, harmonics all holding $held, with job 4 measuring $lock"
   ;;
 bad-workload)
   if "$SIM" --quiet --config "$SRC/etc/testbed/harmonics.conf" \
