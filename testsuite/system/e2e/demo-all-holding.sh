@@ -13,7 +13,7 @@
 # Not asserted: the demo's 10 % agreement with harmonics-sim. The simulator
 # decides on the models' exact profiles, where BERT-base's predicted delay is
 # 0.89 of its slack against the 0.9 the plan is held to; the leaf decides on
-# measured ones, which fall either side. In 1 of 7 runs (the clean-clone CI
+# measured ones, which fall either side. In 1 of 9 runs (the clean-clone CI
 # of 0b625ed) the re-judged harmonic plan fell past 0.9 and rack1 took the
 # drift plan, gating all four: -5.6 % on vs off, but ViT-B/16 10.5 % from the
 # simulator, which had kept the harmonic plan. The agreement is printed.
