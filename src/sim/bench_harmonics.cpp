@@ -170,6 +170,7 @@ bool parse_tuning(const std::string& text, LocalTuning* t) {
         else if (k == "max_gated_residual") t->max_gated_residual = v;
         else if (k == "slack_margin") t->slack_margin = v;
         else if (k == "take_margin") t->take_margin = v;
+        else if (k == "doubt_margin") t->doubt_margin = v;
         else if (k == "keep_tolerance") t->keep_tolerance = v;
         else if (k == "exact_max_jobs") t->exact_max_jobs = static_cast<int>(v);
         else if (k == "max_shifts") t->max_shifts = static_cast<int>(v);

@@ -573,8 +573,71 @@ TEST(LocalScheduler, PlanWhoseCollisionsFitTheSlackIsGated) {
     ASSERT_EQ(r.jobs.size(), 5u);
     for (const JobProfile& j : jobs) EXPECT_TRUE(r.jobs.at(j.id).gated) << j.id;
     // The leaf plans every gated job it sees: its plan is taken, and its
-    // jobs held everywhere, within take_margin of their slack.
-    for (const JobProfile& j : jobs) EXPECT_DOUBLE_EQ(r.jobs.at(j.id).slack_margin, LocalTuning().take_margin) << j.id;
+    // jobs held everywhere to the share at which it would still keep the
+    // plan (doubted past take_margin).
+    for (const JobProfile& j : jobs) EXPECT_DOUBLE_EQ(r.jobs.at(j.id).slack_margin, LocalTuning().doubt_margin) << j.id;
+}
+
+namespace {
+
+// The five rings of PlanWhoseCollisionsFitTheSlackIsGated, whose harmonic
+// plan keeps collisions worth more than max_gated_residual.
+std::vector<JobProfile> five_rings(const Topology& topo, const std::vector<LinkId>& links) {
+    std::vector<JobProfile> jobs;
+    for (int i = 1; i <= 3; ++i) jobs.push_back(periodic_job(topo, i, 0.112, 0.045, links, 0.5));
+    for (int i = 4; i <= 5; ++i) jobs.push_back(periodic_job(topo, i, 0.174, 0.055, links, 0.5));
+    return jobs;
+}
+
+}  // namespace
+
+TEST(LocalScheduler, PlanPastTheTakeMarginWithinTheSlackIsDoubted) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<JobProfile> jobs = five_rings(topo, leaf_links(topo, leaf));
+    // A take margin no collision fits: the plan is doubted, judged with its
+    // collisions counted twice, still beats running free, and its decisions
+    // carry the share they were taken under.
+    LocalTuning t;
+    t.take_margin = 1e-6;
+    LeafResult r = LocalScheduler(search_options(), t).decide(topo, leaf_problem(topo, leaf, jobs));
+    ASSERT_GT(r.predicted_cost - stretch_of(r, jobs), t.max_gated_residual);
+    EXPECT_NE(r.explain.find("doubted"), std::string::npos) << r.explain;
+    for (const JobProfile& j : jobs) {
+        ASSERT_TRUE(r.jobs.at(j.id).gated) << j.id;
+        EXPECT_DOUBLE_EQ(r.jobs.at(j.id).slack_margin, t.doubt_margin) << j.id;
+    }
+    // Without the band, the same plan is refused: the leaf runs free.
+    t.doubt_margin = t.take_margin;
+    r = LocalScheduler(search_options(), t).decide(topo, leaf_problem(topo, leaf, jobs));
+    for (const JobProfile& j : jobs) EXPECT_FALSE(r.jobs.at(j.id).gated) << j.id;
+    // Collisions counted so many times that the doubted plan loses to running free.
+    t.doubt_margin = 1.0;
+    t.absorb_collision_weight = 1000;
+    r = LocalScheduler(search_options(), t).decide(topo, leaf_problem(topo, leaf, jobs));
+    EXPECT_NE(r.explain.find("doubted no better"), std::string::npos) << r.explain;
+    for (const JobProfile& j : jobs) EXPECT_FALSE(r.jobs.at(j.id).gated) << j.id;
+}
+
+TEST(LocalScheduler, PlanBesideAJobGatedElsewhereIsNotDoubted) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    std::vector<JobProfile> jobs = five_rings(topo, leaf_links(topo, leaf));
+    // A sixth job, gated by the other leaf at a period of its own, that
+    // this leaf sees: its collisions are not all this leaf's to predict,
+    // so past slack_margin a plan is refused, never doubted.
+    jobs.push_back(periodic_job(topo, 6, 0.3, 0.004, leaf_links(topo, leaf), 0.1));
+    LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    JobDecision far;
+    far.gated = true;
+    far.period_s = 0.3;
+    far.owner_leaf = topo.leaves()[1];
+    pb.fixed[6] = far;
+    LocalTuning t;
+    t.slack_margin = 1e-6;
+    LeafResult r = LocalScheduler(search_options(), t).decide(topo, pb);
+    EXPECT_EQ(r.explain.find("doubted"), std::string::npos) << r.explain;
+    for (int id = 1; id <= 5; ++id) EXPECT_FALSE(r.jobs.at(id).gated) << id;
 }
 
 TEST(LocalScheduler, EveryJobIsPlacedWhenTheBudgetRunsOut) {

@@ -126,6 +126,13 @@ std::vector<double> absorbing_periods(const Built& b, const std::vector<int>& sh
 
 enum class Verdict { NotSearched, PastSlack, NoBetter, Taken };
 
+// Whether some job of the leaf's problem is gated by another leaf: a leaf
+// that plans every gated job it sees predicts what its own plan alone
+// decides; the others meet collisions they do not see.
+bool fixed_elsewhere(const LeafProblem& problem) {
+    return std::any_of(problem.fixed.begin(), problem.fixed.end(), [](const auto& f) { return f.second.gated; });
+}
+
 // Rounds of placing a measuring job where it locks and the gated jobs again around it.
 constexpr int kLockRounds = 3;
 
@@ -260,11 +267,13 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
     std::snprintf(line, sizeof line, "free %.4f%s", plans.all_free_cost, was_free ? " (kept)" : "");
     res.explain = line;
     std::string verdicts[2];
-    // A leaf that plans every gated job it sees predicts what its own plan
-    // alone decides; jobs gated elsewhere meet collisions it does not see.
-    const bool fixed_elsewhere =
-        std::any_of(problem.fixed.begin(), problem.fixed.end(), [](const auto& f) { return f.second.gated; });
-    const double take_margin = fixed_elsewhere ? tuning_.slack_margin : tuning_.take_margin;
+    const bool planned_here = !fixed_elsewhere(problem);
+    const double take_margin = planned_here ? tuning_.take_margin : tuning_.slack_margin;
+    // A plan is doubted past take_margin up to doubt_margin (leaves that
+    // plan every gated job they see only). Its decisions carry the widest
+    // share at which this leaf would still take it: the other leaves and the
+    // coordinator hand a job over only where its owner would not keep it.
+    const double doubt_margin = planned_here ? std::max(take_margin, tuning_.doubt_margin) : take_margin;
     if (!calm) {
         // A plan is taken when it beats the best so far, its collisions
         // counted `weight` times, and they fit the jobs' slack (or cost next
@@ -279,8 +288,12 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
             v = line;
             if (s.sol.cost - stretch > tuning_.max_gated_residual &&
                 !delays_fit_slack(b.sp, s.sol.shift, take_margin)) {
-                v += " rejected: collisions exceed the slack";
-                return Verdict::PastSlack;
+                if (doubt_margin <= take_margin || !delays_fit_slack(b.sp, s.sol.shift, doubt_margin)) {
+                    v += " rejected: collisions exceed the slack";
+                    return Verdict::PastSlack;
+                }
+                v += " doubted";
+                weight = std::max(weight, tuning_.absorb_collision_weight);
             }
             const double score = stretch + weight * (s.sol.cost - stretch) - (s.kept ? thr : 0);
             if (score >= best - 1e-12) {
@@ -318,7 +331,7 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
     res.search_nodes = st.nodes;
     if (!chosen) res.explain += "; all free";
     if (won) res.optimal = won->sol.optimal;
-    if (chosen) emit_decisions(*chosen, won->sol.shift, problem, res, take_margin);
+    if (chosen) emit_decisions(*chosen, won->sol.shift, problem, res, doubt_margin);
     else emit_decisions(Built{}, {}, problem, res, tuning_.slack_margin);
     res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
@@ -351,14 +364,12 @@ LeafResult LocalScheduler::decide(const Topology& topo, const LeafProblem& probl
     // already in place goes on beside them: those leaves planned around it,
     // and dropping it for their plans made two leaves take turns for ever
     // (doc/testbed.md, "A job that only measures").
-    const bool fixed_elsewhere =
-        std::any_of(problem.fixed.begin(), problem.fixed.end(), [](const auto& f) { return f.second.gated; });
     auto last = measuring.size() == 1 ? problem.previous.find(measuring[0]) : problem.previous.end();
     const bool locked = last != problem.previous.end() && last->second.gated;
     if (!tuning_.lock_measuring) {
     } else if (measuring.size() > 1) {
         res.explain += "; lock: more than one measuring job";
-    } else if (fixed_elsewhere && !locked) {
+    } else if (fixed_elsewhere(problem) && !locked) {
         res.explain += "; lock: jobs gated by other leaves";
     } else {
         try_lock(topo, problem, measuring[0], res);
