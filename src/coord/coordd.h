@@ -130,6 +130,7 @@ private:
     void check_slack(const std::vector<JobId>& ids);
     void check_adopt(const std::vector<JobId>& ids);
     CoordJob* guest_on(const std::string& leaf, CoordJob& victim);
+    bool owner_sees_all(const std::string& leaf, const std::string& owner) const;
     void settle_slack(CoordJob& j);
     bool leaf_settled(const std::string& leaf) const;
     bool settled(const CoordJob& j) const;

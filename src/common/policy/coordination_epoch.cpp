@@ -184,8 +184,11 @@ bool CoordinationEpoch::resolve_conflicts(ConflictMemory* memory, bool last_pass
         LeafProblem pb = gated_only(leaf, &crossing);
         if (!crossing) continue;
         const auto t0 = Clock::now();
-        for (const auto& [id, x] : local_.collision_delays(topo_, pb))
+        for (const auto& [id, x] : local_.collision_delays(topo_, pb)) {
+            auto o = res_.owners.find(id);
+            if (o != res_.owners.end() && o->second != leaf && owner_sees_all(leaf, o->second)) continue;
             if (x > worst[id].first) worst[id] = {x, leaf};
+        }
         slowest = std::max(slowest, since(t0));
         leaf_total_s_ += since(t0);
     }
@@ -244,6 +247,22 @@ bool CoordinationEpoch::resolve_conflicts(ConflictMemory* memory, bool last_pass
     }
     rounds(leaves_of(acted, true));
     return true;
+}
+
+// Whether every job loading `leaf`'s links also loads `owner`'s, whose links
+// are no wider: the owner then planned every collision there, and the
+// leaf's figure differs from the owner's own only by the leaf's view of the
+// same jobs (on the real stack, measurement noise). Handing the job to such
+// a leaf moves its plan to a leaf that sees no more (coordd applies the
+// same rule, Coordd::owner_sees_all).
+bool CoordinationEpoch::owner_sees_all(SwitchId leaf, SwitchId owner) const {
+    if (!links_as_wide(topo_, leaf, owner)) return false;
+    auto l = members_.find(leaf);
+    auto o = members_.find(owner);
+    if (l == members_.end()) return true;
+    if (o == members_.end()) return false;
+    // Both lists hold job indices in increasing order (the constructor).
+    return std::includes(o->second.begin(), o->second.end(), l->second.begin(), l->second.end());
 }
 
 // The guest to send away for a conflict of `victim` on `leaf`: the victim

@@ -48,6 +48,7 @@ private:
     double load_on(size_t i, SwitchId leaf) const;
     double slack_used(const JobProfile& job, double delay_s) const;
     JobId guest_on(SwitchId leaf, JobId victim) const;
+    bool owner_sees_all(SwitchId leaf, SwitchId owner) const;
     void run_free(JobId id, ConflictMemory* memory);
     void ungate(JobId id, SwitchId owner_leaf);
 

@@ -114,6 +114,9 @@ struct LocalTuning {
 
 // The leaf's links its problem is about: the uplink and downlink (absent ones skipped).
 std::vector<LinkId> leaf_links(const Topology& topo, SwitchId leaf);
+// Whether `leaf`'s uplink and downlink are each at least as wide as
+// `than`'s: the same rings then collide no worse there.
+bool links_as_wide(const Topology& topo, SwitchId leaf, SwitchId than);
 // Same gate times: both free, or the same period and phase (origin + shift
 // equal modulo the period).
 bool same_schedule(const JobDecision& a, const JobDecision& b);
