@@ -75,8 +75,8 @@ struct LocalTuning {
     // 1.030 (optimal 1.039). 0.9 on every leaf took golden cross-leaf to a
     // plan predicted at 0.42 instead of 0.24, and 0.9 in the coordinator's
     // checks as well left it all free (doc/scale.md, "Stop 32"). The plan's
-    // decisions carry the share they were taken under (JobDecision::
-    // slack_margin): the other leaves' reports and the coordinator's
+    // decisions carry a share (JobDecision::slack_margin; doubt_margin below
+    // since stop 34): the other leaves' reports and the coordinator's
     // hand-over checks hold the job to it, not to 0.8 (doc/scale.md, "Stop 33").
     double take_margin = 0.9;
     // ... and on such a leaf, a plan past take_margin whose delays still fit
