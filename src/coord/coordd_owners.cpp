@@ -91,12 +91,12 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
 
 // Whether every cross-leaf job running on `leaf` also crosses `owner`'s
 // leaf, whose links are no wider: the owner then planned every collision
-// there, and the leaf's report
-// differs from the owner's own view only by measurement noise (four rings
-// across two leaves: rack2 reported 106 % of a ring's slack where rack1,
-// planning the same rings, predicted under 90 %, and the hand-over left the
-// ring free; doc/testbed.md, "Four rings, all holding"). The simulator's
-// Global Coordinator applies the same rule (CoordinationEpoch::owner_sees_all).
+// there, and the leaf's report differs from the owner's own view only by
+// measurement noise (four rings across two leaves: rack2 reported 106 % of
+// a ring's slack where rack1, planning the same rings, predicted under 90 %,
+// and the hand-over left the ring free; doc/testbed.md, "Four rings, all
+// holding"). The simulator's Global Coordinator applies the same rule
+// (CoordinationEpoch::owner_sees_all).
 bool Coordd::owner_sees_all(const std::string& leaf, const std::string& owner) const {
     const SwitchId l = topo_.find_switch(leaf), o = topo_.find_switch(owner);
     if (l < 0 || o < 0 || !links_as_wide(topo_, l, o)) return false;

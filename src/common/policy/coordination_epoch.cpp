@@ -184,9 +184,14 @@ bool CoordinationEpoch::resolve_conflicts(ConflictMemory* memory, bool last_pass
         LeafProblem pb = gated_only(leaf, &crossing);
         if (!crossing) continue;
         const auto t0 = Clock::now();
+        std::map<SwitchId, bool> sees_all;   // per owner of a job here, owner_sees_all(leaf, owner), once
         for (const auto& [id, x] : local_.collision_delays(topo_, pb)) {
             auto o = res_.owners.find(id);
-            if (o != res_.owners.end() && o->second != leaf && owner_sees_all(leaf, o->second)) continue;
+            if (o != res_.owners.end() && o->second != leaf) {
+                auto [s, fresh] = sees_all.try_emplace(o->second, false);
+                if (fresh) s->second = owner_sees_all(leaf, o->second);
+                if (s->second) continue;
+            }
             if (x > worst[id].first) worst[id] = {x, leaf};
         }
         slowest = std::max(slowest, since(t0));
