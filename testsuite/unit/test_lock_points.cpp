@@ -69,6 +69,38 @@ TEST(SlotDelays, ProfileIsEveryShiftsCollisionDelay) {
     }
 }
 
+TEST(SlotDelays, IterationsAddUpToTheMeanDelay) {
+    // On one link the delay of collision_delays_s is the mean of the
+    // iterations' delays, cyclic or over a horizon the periods do not divide.
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 30; ++trial) {
+        SlotProblem p;
+        p.slot_s = 0.001;
+        p.cyclic = trial % 2 == 0;
+        p.hyperperiod_slots = p.cyclic ? 120 : 137;
+        p.links = {SlotLink(0, 1e9)};
+        const int periods[] = {20, 30, 40, 60};
+        for (int i = 0; i < 4; ++i) {
+            const int P = periods[rng() % 4];
+            p.jobs.push_back(burst_job(i + 1, P, 0, static_cast<int>(rng() % P), 3 + static_cast<int>(rng() % (P / 2)), 0.6));
+        }
+        std::vector<int> shift;
+        for (const SlotJob& j : p.jobs) shift.push_back(static_cast<int>(rng() % j.period_slots));
+        const std::vector<double> mean = collision_delays_s(p, shift);
+        const std::vector<std::vector<double>> it = iteration_delays_s(p, shift);
+        ASSERT_EQ(it.size(), p.jobs.size());
+        for (size_t k = 0; k < p.jobs.size(); ++k) {
+            const int P = p.jobs[k].period_slots;
+            if (p.cyclic) {
+                EXPECT_EQ(it[k].size(), static_cast<size_t>(p.hyperperiod_slots / P));
+            }
+            double sum = 0;
+            for (double d : it[k]) sum += d;
+            EXPECT_NEAR(sum, mean[k] * p.hyperperiod_slots / P, 1e-12) << "trial " << trial << " job " << k;
+        }
+    }
+}
+
 TEST(LockPoints, RestWhereTheDelayFallsThroughTheLead) {
     // Delay above the lead pushes the job later, below it lets it drift
     // earlier: it rests where the profile falls through the lead, not where it rises.

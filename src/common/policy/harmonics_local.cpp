@@ -10,6 +10,7 @@
 #include "policy/leaf_plans.h"
 #include "policy/lock_points.h"
 #include "policy/slot_delays.h"
+#include "policy/slot_misses.h"
 #include "policy/release.h"
 
 #include <algorithm>
@@ -98,16 +99,47 @@ namespace {
 // within its own slack (P_j - T_j). A gated job whose iterations run later
 // than its period drifts off its slots until it loses one, and the plan then
 // falls apart; one whose delay fits its slack stays on its grid, so what the
-// plan predicts is what happens.
-bool delays_fit_slack(const SlotProblem& p, const std::vector<int>& shift, double margin) {
+// plan predicts is what happens. On average (the mean delay within `margin`
+// of the slack) and, with `replay_gate`, iteration by iteration (the gate
+// replayed over the delays, `margin` of the slack to catch up in, never holds
+// a job to its next slot): rings at periods of their own that slide through
+// each other fit on average and miss slots while they meet (doc/scale.md,
+// "Stop 35").
+enum class SlackFit { Fits, PastOnAverage, MissesSlots };
+
+SlackFit slack_fit(const SlotProblem& p, const std::vector<int>& shift, double margin, bool replay_gate) {
     const std::vector<double> delay = collision_delays_s(p, shift);
     for (size_t i = 0; i < p.jobs.size(); ++i) {
         const SlotJob& j = p.jobs[i];
         if (j.isolated_period_s <= 0) continue;
         const double slack_s = j.period_slots * p.slot_s - j.isolated_period_s;
-        if (delay[i] > margin * slack_s + 1e-12) return false;
+        if (delay[i] > margin * slack_s + 1e-12) return SlackFit::PastOnAverage;
     }
-    return true;
+    if (!replay_gate) return SlackFit::Fits;
+    // Delays that sum, over the whole hyperperiod, to less than one
+    // iteration's catch-up cannot put any iteration past it.
+    bool may_miss = false;
+    for (size_t i = 0; i < p.jobs.size() && !may_miss; ++i) {
+        const SlotJob& j = p.jobs[i];
+        if (j.isolated_period_s <= 0 || j.period_slots <= 0) continue;
+        const double iterations = double(p.hyperperiod_slots) / j.period_slots;
+        may_miss = delay[i] * iterations > margin * (j.period_slots * p.slot_s - j.isolated_period_s) + 1e-12;
+    }
+    if (!may_miss) return SlackFit::Fits;
+    const std::vector<std::vector<double>> by_iteration = iteration_delays_s(p, shift);
+    std::vector<int> late;   // the gate's allowances, only once some iteration passes the slack
+    for (size_t i = 0; i < p.jobs.size(); ++i) {
+        const SlotJob& j = p.jobs[i];
+        if (j.isolated_period_s <= 0 || delay[i] <= 0) continue;
+        const double period_s = j.period_slots * p.slot_s;
+        const double catch_up_s = margin * (period_s - j.isolated_period_s);
+        // An iteration within the slack leaves the job on its slot: only a
+        // run of later ones can make it miss.
+        if (*std::max_element(by_iteration[i].begin(), by_iteration[i].end()) <= catch_up_s + 1e-12) continue;
+        if (late.empty()) late = late_slack_slots(p, shift, kDefaultLateTolerance);
+        if (slot_misses(by_iteration[i], period_s, period_s - catch_up_s, late[i] * p.slot_s, p.cyclic) > 0) return SlackFit::MissesSlots;
+    }
+    return SlackFit::Fits;
 }
 
 // A plan's problem without the jobs that run free and never hold (measuring
@@ -312,10 +344,14 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
             const double stretch = stretch_only(b.sp);
             std::snprintf(line, sizeof line, "%.4f (stretch %.4f%s)", s.sol.cost, stretch, s.kept ? ", kept" : "");
             v = line;
-            if (s.sol.cost - stretch > tuning_.max_gated_residual &&
-                !delays_fit_slack(b.sp, s.sol.shift, take_margin)) {
-                if (doubt_margin <= take_margin || !delays_fit_slack(b.sp, s.sol.shift, doubt_margin)) {
-                    v += " rejected: collisions exceed the slack";
+            SlackFit fit = s.sol.cost - stretch > tuning_.max_gated_residual
+                               ? slack_fit(b.sp, s.sol.shift, take_margin, tuning_.replay_gate)
+                               : SlackFit::Fits;
+            if (fit != SlackFit::Fits) {
+                if (doubt_margin > take_margin) fit = slack_fit(b.sp, s.sol.shift, doubt_margin, tuning_.replay_gate);
+                if (fit != SlackFit::Fits) {
+                    v += fit == SlackFit::MissesSlots ? " rejected: collisions miss slots"
+                                                      : " rejected: collisions exceed the slack";
                     return Verdict::PastSlack;
                 }
                 v += " doubted";
@@ -340,7 +376,7 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
         // Refused only for collisions with jobs that never hold: periods
         // long enough to absorb them may still beat running free.
         if (!chosen && hv == Verdict::PastSlack && tuning_.absorb_measuring && !plans.harmonic.holding_mix.empty() &&
-            delays_fit_slack(without_measuring(plans.harmonic), h.sol.shift, tuning_.slack_margin)) {
+            slack_fit(without_measuring(plans.harmonic), h.sol.shift, tuning_.slack_margin, tuning_.replay_gate) == SlackFit::Fits) {
             absorbing = builder.harmonic_with_floors(
                 absorbing_periods(plans.harmonic, h.sol.shift, problem.jobs.size(), tuning_.slack_margin));
             std::string v = "not searched";

@@ -91,6 +91,14 @@ struct LocalTuning {
     // leaf's decisions carry this share, doubted or not: the coordinator and
     // the other leaves hand a job over only where its owner would not keep it.
     double doubt_margin = 1.0;
+    // Every slack check above also replays the gate over the plan's delays
+    // iteration by iteration (policy/slot_misses.h): a plan in which a job
+    // would miss a slot is past its slack whatever its mean. Rings at periods
+    // of their own (a drift plan) slide through each other for several
+    // iterations in a row; on the emulated testbed such a plan, predicted
+    // within the slack on average, ran 10-13 % behind the simulator's
+    // harmonic plan (doc/testbed.md, "Stop 35").
+    bool replay_gate = true;
     // A harmonic plan refused only for its collisions with jobs that never
     // hold (measuring only: nobody can move them) is searched again with
     // every job's period long enough to absorb its predicted delay within

@@ -66,6 +66,39 @@ std::vector<double> collision_delays_s(const SlotProblem& p, const std::vector<i
     return out;
 }
 
+std::vector<std::vector<double>> iteration_delays_s(const SlotProblem& p, const std::vector<int>& shift) {
+    const size_t L = p.links.size();
+    const int H = p.hyperperiod_slots;
+    std::vector<std::vector<double>> per_link(p.jobs.size() * L);
+    std::vector<std::vector<double>> out(p.jobs.size());
+    if (H <= 0) return out;
+    for (size_t i = 0; i < p.jobs.size(); ++i) {
+        const int P = p.jobs[i].period_slots;
+        const int s = ((shift[i] % P) + P) % P;
+        // Cyclic: iteration n runs over slots [s + n·P, s + (n+1)·P) modulo
+        // the hyperperiod. A horizon: iteration n over [s + (n-1)·P, s + n·P),
+        // the slots before its first whole period iteration 0.
+        const size_t n = p.cyclic ? static_cast<size_t>(std::max(1, H / P))
+                                  : static_cast<size_t>((H - s + P - 1) / P) + 1;
+        for (size_t k = 0; k < L; ++k) per_link[i * L + k].assign(n, 0);
+        out[i].assign(n, 0);
+    }
+    for_each_delay(p, shift, [&](size_t i, int link, int t, double d) {
+        const int P = p.jobs[i].period_slots;
+        const int s = ((shift[i] % P) + P) % P;
+        size_t it = p.cyclic ? static_cast<size_t>(((t - s) % H + H) % H / P)
+                             : t < s ? 0 : static_cast<size_t>((t - s) / P) + 1;
+        it = std::min(it, per_link[i * L + link].size() - 1);
+        per_link[i * L + link][it] += d;
+    });
+    for (size_t i = 0; i < p.jobs.size(); ++i)
+        for (size_t it = 0; it < out[i].size(); ++it) {
+            double worst = 0;
+            for (size_t k = 0; k < L; ++k) worst = std::max(worst, per_link[i * L + k][it]);
+            out[i][it] = worst * p.slot_s;
+        }
+    return out;
+}
 
 std::vector<double> delay_by_shift(const SlotProblem& p, const std::vector<int>& shift, size_t k) {
     const SlotJob& job = p.jobs[k];

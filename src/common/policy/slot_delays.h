@@ -16,6 +16,11 @@ namespace harmonics {
 // worst link's, not their sum.
 std::vector<double> collision_delays_s(const SlotProblem& p, const std::vector<int>& shift);
 
+// Per job of a plan, its delay (seconds) iteration by iteration over the
+// hyperperiod (or horizon): where collision_delays_s gives the mean, this
+// shows where the collisions fall.
+std::vector<std::vector<double>> iteration_delays_s(const SlotProblem& p, const std::vector<int>& shift);
+
 // Job k's delay of collision_delays_s with its shift at every slot x of its
 // period and every other job at `shift`: one profile over x, in the time of
 // a few evaluations (per demand level of k's pattern the others' cost folded
