@@ -99,11 +99,17 @@ void spread_bursts(const SlotProblem& p, LoadState& st, std::vector<int>& shift,
 }  // namespace
 
 std::vector<int> late_slack_slots(const SlotProblem& p, const std::vector<int>& shift, double cap_frac) {
+    return late_slack_slots(p, shift, cap_frac, std::vector<bool>(p.jobs.size(), true));
+}
+
+std::vector<int> late_slack_slots(const SlotProblem& p, const std::vector<int>& shift, double cap_frac,
+                                  const std::vector<bool>& which) {
     std::vector<int> out(p.jobs.size(), 0);
-    if (p.hyperperiod_slots <= 0 || shift.size() != p.jobs.size()) return out;
+    if (p.hyperperiod_slots <= 0 || shift.size() != p.jobs.size() || which.size() != p.jobs.size()) return out;
     LoadState st(p);
     for (size_t i = 0; i < p.jobs.size(); ++i) st.apply(i, shift[i], +1);
     for (size_t i = 0; i < p.jobs.size(); ++i) {
+        if (!which[i]) continue;
         const int P = p.jobs[i].period_slots;
         const int cap = static_cast<int>(std::ceil(cap_frac * P - 1e-9));
         const std::vector<LinkBurst> bursts = link_bursts(p.jobs[i]);

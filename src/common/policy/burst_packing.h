@@ -26,6 +26,10 @@ SlotSolution compact_bursts(const SlotProblem& p, const SlotSolution& start, dou
 // cap_frac of its period (rounded up to slots). What the gate lets a late job
 // start at once with (JobDecision::late_s).
 std::vector<int> late_slack_slots(const SlotProblem& p, const std::vector<int>& shift, double cap_frac);
+// The same for the jobs `which` marks only (0 for the others): each job's
+// allowance costs a pass over the hyperperiod.
+std::vector<int> late_slack_slots(const SlotProblem& p, const std::vector<int>& shift, double cap_frac,
+                                  const std::vector<bool>& which);
 
 }  // namespace harmonics
 

@@ -127,17 +127,30 @@ SlackFit slack_fit(const SlotProblem& p, const std::vector<int>& shift, double m
     }
     if (!may_miss) return SlackFit::Fits;
     const std::vector<std::vector<double>> by_iteration = iteration_delays_s(p, shift);
-    std::vector<int> late;   // the gate's allowances, only once some iteration passes the slack
+    // An iteration within its catch-up leaves the job on its slot: only jobs
+    // with a later one are replayed, and with the late allowance their
+    // decisions would carry (costly: computed for those alone) only where
+    // they miss a slot without one.
+    std::vector<bool> replayed(p.jobs.size(), false);
+    std::vector<double> catch_up_s(p.jobs.size(), 0);
+    bool any = false;
     for (size_t i = 0; i < p.jobs.size(); ++i) {
         const SlotJob& j = p.jobs[i];
         if (j.isolated_period_s <= 0 || delay[i] <= 0) continue;
+        catch_up_s[i] = margin * (j.period_slots * p.slot_s - j.isolated_period_s);
         const double period_s = j.period_slots * p.slot_s;
-        const double catch_up_s = margin * (period_s - j.isolated_period_s);
-        // An iteration within the slack leaves the job on its slot: only a
-        // run of later ones can make it miss.
-        if (*std::max_element(by_iteration[i].begin(), by_iteration[i].end()) <= catch_up_s + 1e-12) continue;
-        if (late.empty()) late = late_slack_slots(p, shift, kDefaultLateTolerance);
-        if (slot_misses(by_iteration[i], period_s, period_s - catch_up_s, late[i] * p.slot_s, p.cyclic) > 0) return SlackFit::MissesSlots;
+        // A job that keeps its slots with no late allowance keeps them with any.
+        replayed[i] = *std::max_element(by_iteration[i].begin(), by_iteration[i].end()) > catch_up_s[i] + 1e-12 &&
+                      slot_misses(by_iteration[i], period_s, period_s - catch_up_s[i], 0, p.cyclic) > 0;
+        any = any || replayed[i];
+    }
+    if (!any) return SlackFit::Fits;
+    const std::vector<int> late = late_slack_slots(p, shift, kDefaultLateTolerance, replayed);
+    for (size_t i = 0; i < p.jobs.size(); ++i) {
+        if (!replayed[i]) continue;
+        const double period_s = p.jobs[i].period_slots * p.slot_s;
+        if (slot_misses(by_iteration[i], period_s, period_s - catch_up_s[i], late[i] * p.slot_s, p.cyclic) > 0)
+            return SlackFit::MissesSlots;
     }
     return SlackFit::Fits;
 }
