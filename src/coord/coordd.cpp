@@ -290,7 +290,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     }
     if (!j.nodes_from_slurm) {
         // Slurm has not told us the node list: the union of what the schedds see.
-        j.leaves.insert(leaf);
+        if (j.leaves.insert(leaf).second && j.leaves.size() > 1 && j.owner.empty()) owners_stale_ = true;
         if (lj.nodes && *lj.nodes) {
             try {
                 for (const std::string& n : expand_hostlist(lj.nodes))
@@ -425,7 +425,7 @@ void Coordd::handle_proposal(wire::Connection& c, const Harmonics__LeafProposal&
         if (p.jobs[i]->has_uplink_load) load += p.jobs[i]->uplink_load;
     }
     l.uplink_load = load;
-    if (jobs_.size() != before) assign_owners();
+    if (jobs_.size() != before || owners_stale_) assign_owners();
     if (groups_stale_) plan_groups();
     std::vector<JobId> ids;
     for (std::size_t i = 0; i < p.n_jobs; ++i) ids.push_back(p.jobs[i]->job_id);

@@ -182,6 +182,11 @@ private:
     // reports (the owners' conflict rule would otherwise hand over jobs a
     // family is about to take), not only at the next tick.
     bool groups_stale_ = false;
+    // A job the schedds had seen on one leaf was reported by another: it is
+    // cross-leaf now and needs an owner before anything plans it (a phase
+    // family took such a job as if another leaf owned it, beside a ring its
+    // own owner planned; doc/testbed.md, "Stop 35").
+    bool owners_stale_ = false;
     bool registrations_settled_ = false;
     std::uint64_t events_ = 0;
     double load_requested_ = 0;         // when slurm_load_jobs was asked for

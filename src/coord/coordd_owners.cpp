@@ -220,6 +220,7 @@ bool Coordd::grouped(const CoordJob& j) const { return j.owner == wire::kCoordin
 // Owners for cross-leaf jobs that have none. An owner is kept while the job
 // runs: moving it would make the job's shift jump for no gain.
 void Coordd::assign_owners() {
+    owners_stale_ = false;
     std::vector<JobProfile> profiles;
     std::vector<JobId> need;
     for (auto& [id, j] : jobs_) {
@@ -286,6 +287,7 @@ void Coordd::plan_groups() {
     }
     if (!registrations_settled()) return;   // groups_stale_ stays: the plan comes once they have
     groups_stale_ = false;
+    if (owners_stale_) assign_owners();   // a family is for jobs of several owners: every member has one
     const double now = mono_s();
     std::vector<JobProfile> profiles;
     std::vector<size_t> eligible;

@@ -4,12 +4,7 @@
 # both schedds; harmonicsctl shows it; the summary file is published.
 SRC=$1 BUILD=$2
 . "$SRC/testsuite/system/daemons/lib.sh"
-start_munged
-write_conf
-start_coordd
-start_schedd rack1
-start_schedd rack2
-WAIT_S=10 wait_for leaves_connected 2 || fail "schedds did not register with coordd"
+start_two_leaves
 
 # Slurm says: two leaf-local jobs and two jobs spanning both racks.
 "$HX_CLIENT" notify "$T/coordd.sock" --jobs 100 --job-uid 0 --nodes 'n[1-2]' >/dev/null || fail notify

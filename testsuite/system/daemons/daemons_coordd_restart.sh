@@ -4,12 +4,7 @@
 # the schedds' re-registration with the same owners and shifts.
 SRC=$1 BUILD=$2
 . "$SRC/testsuite/system/daemons/lib.sh"
-start_munged
-write_conf
-start_coordd
-start_schedd rack1
-start_schedd rack2
-WAIT_S=10 wait_for leaves_connected 2 || fail "schedds did not register"
+start_two_leaves
 "$HX_CLIENT" notify "$T/coordd.sock" --jobs 100-115 --job-uid 0 --nodes 'n[1-2]' >/dev/null || fail notify
 "$HX_CLIENT" notify "$T/coordd.sock" --jobs 300,301 --job-uid 0 --nodes 'n[3-4,7-8]' >/dev/null || fail notify
 

@@ -112,6 +112,17 @@ start_coordd() {
     wait_for test -S "$T/coordd.sock" || fail "coordd socket missing"
 }
 
+# Two leaves (write_conf's): munged, coordd and both schedds running, the
+# schedds registered with coordd.
+start_two_leaves() {
+    start_munged
+    write_conf
+    start_coordd
+    start_schedd rack1
+    start_schedd rack2
+    WAIT_S=10 wait_for leaves_connected 2 || fail "schedds did not register with coordd"
+}
+
 # Cross-leaf jobs in the tests: 1 GB in 80 ms every 200 ms, the whole
 # uplink while it lasts, so two of them collide unless shifted apart.
 CROSS_PHASE=(--phase-off 0.1 --phase-dur 0.08 --phase-bytes 1e9)
