@@ -147,8 +147,9 @@ add_test(e2e.demo-lock ${_e2e}/demo-lock.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUIL
 set_tests_properties(e2e.demo-lock PROPERTIES TIMEOUT 480 SKIP_RETURN_CODE 77
   RESOURCE_LOCK "slurm_cluster;harmonics_daemons;nccl_timing")
 # e2e.demo-all-holding (testsuite/system/e2e/demo-all-holding.sh) is not registered: it failed
-# in the clean-clone CI of acef196 (on -0.9 % vs off, the plan did not hold); with stop 34's code it
-# passed 6 of 6 runs, but which plan runs still depends on the measured profiles (doc/testbed.md).
+# in the clean-clone CI of acef196 (on -0.9 % vs off, the plan did not hold); with stop 35's code it
+# passed 12 of 13 runs (the failure since fixed in coordd), but a plan doubted at three rings may
+# still gate a ring the fourth's arrival frees again (doc/testbed.md, "Stop 35").
 foreach(_d schedd coordd cancel)
   add_test(e2e.drill-${_d} ${_e2e}/drill.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_d})
   set_tests_properties(e2e.drill-${_d} PROPERTIES TIMEOUT 400 SKIP_RETURN_CODE 77

@@ -15,11 +15,15 @@
 # decides on the models' exact profiles, where BERT-base's predicted delay is
 # 0.89 of its slack against the 0.9 the plan is held to; the leaf decides on
 # measured ones, which fall either side. Past 0.9 the plan is doubted (stop
-# 34), and then a drift plan may win; it runs 5-13 % behind the simulator,
-# which keeps the harmonic plan. The agreement is printed.
+# 34); a drift plan that then won ran 5-13 % behind the simulator, until stop
+# 35's slack rule refused plans that miss slots iteration by iteration. The
+# agreement is printed.
 # Not in CTest (testsuite/system/tests.cmake): it failed the clean-clone CI of
-# acef196, and with stop 34's code passed 6 of 6 runs, one of them 12.9 % from
-# the simulator (doc/testbed.md, "Four rings, all holding"). Run it by hand.
+# acef196; stop 35's runs are in doc/testbed.md, "Stop 35" (one failure, a
+# phase family with an ownerless job, fixed in coordd). A plan doubted at
+# three rings may still gate the ViT-B/16 on the drift plan and free it when
+# the fourth ring arrives, which the flip assertion below counts. Run it by
+# hand.
 #   demo-all-holding.sh SRCDIR BUILDDIR      (exit 77: Slurm or a part not built)
 set -uo pipefail
 SRCDIR=$(cd "$1" && pwd)
