@@ -109,11 +109,12 @@ enum class SlackFit { Fits, PastOnAverage, MissesSlots };
 
 SlackFit slack_fit(const SlotProblem& p, const std::vector<int>& shift, double margin, bool replay_gate) {
     const std::vector<double> delay = collision_delays_s(p, shift);
+    std::vector<double> catch_up_s(p.jobs.size(), 0);   // margin of each job's slack
     for (size_t i = 0; i < p.jobs.size(); ++i) {
         const SlotJob& j = p.jobs[i];
         if (j.isolated_period_s <= 0) continue;
-        const double slack_s = j.period_slots * p.slot_s - j.isolated_period_s;
-        if (delay[i] > margin * slack_s + 1e-12) return SlackFit::PastOnAverage;
+        catch_up_s[i] = margin * (j.period_slots * p.slot_s - j.isolated_period_s);
+        if (delay[i] > catch_up_s[i] + 1e-12) return SlackFit::PastOnAverage;
     }
     if (!replay_gate) return SlackFit::Fits;
     // Delays that sum, over the whole hyperperiod, to less than one
@@ -122,26 +123,19 @@ SlackFit slack_fit(const SlotProblem& p, const std::vector<int>& shift, double m
     for (size_t i = 0; i < p.jobs.size() && !may_miss; ++i) {
         const SlotJob& j = p.jobs[i];
         if (j.isolated_period_s <= 0 || j.period_slots <= 0) continue;
-        const double iterations = double(p.hyperperiod_slots) / j.period_slots;
-        may_miss = delay[i] * iterations > margin * (j.period_slots * p.slot_s - j.isolated_period_s) + 1e-12;
+        may_miss = delay[i] * p.hyperperiod_slots / j.period_slots > catch_up_s[i] + 1e-12;
     }
     if (!may_miss) return SlackFit::Fits;
     const std::vector<std::vector<double>> by_iteration = iteration_delays_s(p, shift);
-    // An iteration within its catch-up leaves the job on its slot: only jobs
-    // with a later one are replayed, and with the late allowance their
-    // decisions would carry (costly: computed for those alone) only where
-    // they miss a slot without one.
+    // Only a job that misses a slot with no late allowance is replayed again
+    // with the allowance its decision would carry (costly: computed for
+    // those alone); one that keeps its slots without keeps them with it.
     std::vector<bool> replayed(p.jobs.size(), false);
-    std::vector<double> catch_up_s(p.jobs.size(), 0);
     bool any = false;
     for (size_t i = 0; i < p.jobs.size(); ++i) {
-        const SlotJob& j = p.jobs[i];
-        if (j.isolated_period_s <= 0 || delay[i] <= 0) continue;
-        catch_up_s[i] = margin * (j.period_slots * p.slot_s - j.isolated_period_s);
-        const double period_s = j.period_slots * p.slot_s;
-        // A job that keeps its slots with no late allowance keeps them with any.
-        replayed[i] = *std::max_element(by_iteration[i].begin(), by_iteration[i].end()) > catch_up_s[i] + 1e-12 &&
-                      slot_misses(by_iteration[i], period_s, period_s - catch_up_s[i], 0, p.cyclic) > 0;
+        if (p.jobs[i].isolated_period_s <= 0 || delay[i] <= 0) continue;
+        const double period_s = p.jobs[i].period_slots * p.slot_s;
+        replayed[i] = slot_misses(by_iteration[i], period_s, period_s - catch_up_s[i], 0, p.cyclic) > 0;
         any = any || replayed[i];
     }
     if (!any) return SlackFit::Fits;

@@ -72,9 +72,10 @@ std::vector<std::vector<double>> iteration_delays_s(const SlotProblem& p, const 
     std::vector<std::vector<double>> per_link(p.jobs.size() * L);
     std::vector<std::vector<double>> out(p.jobs.size());
     if (H <= 0) return out;
+    std::vector<int> first(p.jobs.size());   // each job's shift within its period
     for (size_t i = 0; i < p.jobs.size(); ++i) {
         const int P = p.jobs[i].period_slots;
-        const int s = ((shift[i] % P) + P) % P;
+        const int s = first[i] = ((shift[i] % P) + P) % P;
         // Cyclic: iteration n runs over slots [s + n·P, s + (n+1)·P) modulo
         // the hyperperiod. A horizon: iteration n over [s + (n-1)·P, s + n·P),
         // the slots before its first whole period iteration 0.
@@ -84,8 +85,7 @@ std::vector<std::vector<double>> iteration_delays_s(const SlotProblem& p, const 
         out[i].assign(n, 0);
     }
     for_each_delay(p, shift, [&](size_t i, int link, int t, double d) {
-        const int P = p.jobs[i].period_slots;
-        const int s = ((shift[i] % P) + P) % P;
+        const int P = p.jobs[i].period_slots, s = first[i];
         size_t it = p.cyclic ? static_cast<size_t>(((t - s) % H + H) % H / P)
                              : t < s ? 0 : static_cast<size_t>((t - s) / P) + 1;
         it = std::min(it, per_link[i * L + link].size() - 1);
