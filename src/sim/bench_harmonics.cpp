@@ -177,6 +177,7 @@ bool parse_tuning(const std::string& text, LocalTuning* t) {
         else if (k == "absorb_measuring") t->absorb_measuring = v != 0;
         else if (k == "absorb_collision_weight") t->absorb_collision_weight = v;
         else if (k == "replay_gate") t->replay_gate = v != 0;
+        else if (k == "free_outrunning") t->free_outrunning = v != 0;
         else return false;
     }
     return true;

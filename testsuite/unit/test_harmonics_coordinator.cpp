@@ -250,6 +250,68 @@ TEST(GlobalCoordinator, AJobThatDoesNotHoldRunsFreeEverywhere) {
     EXPECT_FALSE(m.jobs.at(2).gated);
 }
 
+// A gated job whose measured iterations (net of the gate's holds) keep
+// running past its period misses its slots: with free_outrunning the
+// coordinator runs it free once it has done so for kOutrunEpochs epochs
+// under one decision, and keeps it free for the conflict hold. Within
+// keep_tolerance, or without the rule, it stays gated.
+TEST(GlobalCoordinator, AGatedJobOutrunningItsPeriodRunsFreeAfterAFewEpochs) {
+    Topology one = Topology::make_two_level(2, 4, 12.5e9, 4.0);
+    const SwitchId L0 = one.leaves()[0];
+    const std::vector<JobProfile> jobs = {periodic_job(one, 1, 0.1, 0.04, leaf_links(one, L0), 1.0),
+                                          periodic_job(one, 2, 0.1, 0.04, leaf_links(one, L0), 1.0)};
+    LocalTuning watch;
+    watch.free_outrunning = true;
+    const LocalScheduler watching(harmonics::testing::search_options(), watch);
+    const LocalScheduler plain(harmonics::testing::search_options());
+    // Job 1's gate per epoch (one a second), its measured period `factor`
+    // times the period it was given.
+    const auto gated = [&](const LocalScheduler& local, double factor) {
+        ConflictMemory memory;
+        std::map<JobId, JobDecision> previous;
+        std::vector<bool> out;
+        for (int epoch = 0; epoch < 6; ++epoch) {
+            std::vector<JobProfile> now = jobs;
+            auto p = previous.find(1);
+            if (p != previous.end() && p->second.gated) now[0].measured_period_s = factor * p->second.period_s;
+            const CoordinationResult r = GlobalCoordinator().plan(one, now, previous, local, epoch, &memory);
+            out.push_back(r.jobs.at(1).gated);
+            previous = r.jobs;
+        }
+        return out;
+    };
+    // Decided at epoch 0, seen outrunning at 1, 2 and 3: free from 3 on.
+    EXPECT_EQ(gated(watching, 1.10), (std::vector<bool>{true, true, true, false, false, false}));
+    EXPECT_EQ(gated(watching, 1.02), std::vector<bool>(6, true));
+    EXPECT_EQ(gated(plain, 1.10), std::vector<bool>(6, true));
+}
+
+TEST(OutrunWatch, CountsEpochsInARowUnderOneDecision) {
+    JobDecision a;
+    a.gated = true;
+    a.period_s = 0.1;
+    JobDecision b = a;
+    b.period_s = 0.12;
+    JobProfile j;
+    EXPECT_FALSE(outruns(j, a, 0.03));   // period unknown
+    j.measured_period_s = 0.102;
+    EXPECT_FALSE(outruns(j, a, 0.03));
+    j.measured_period_s = 0.104;
+    EXPECT_TRUE(outruns(j, a, 0.03));
+    EXPECT_FALSE(outruns(j, JobDecision{}, 0.03));   // free: nothing to outrun
+    OutrunWatch w;
+    EXPECT_FALSE(w.seen(1, a, true));
+    EXPECT_FALSE(w.seen(1, a, true));
+    EXPECT_FALSE(w.seen(1, b, true));   // a new decision: counted from one
+    EXPECT_FALSE(w.seen(1, b, true));
+    EXPECT_TRUE(w.seen(1, b, true));
+    EXPECT_FALSE(w.seen(1, b, true));   // counted again after each verdict
+    EXPECT_FALSE(w.seen(1, b, false));  // one epoch within its period: from nothing
+    EXPECT_FALSE(w.seen(1, b, true));
+    EXPECT_FALSE(w.seen(1, b, true));
+    EXPECT_TRUE(w.seen(1, b, true));
+}
+
 // golden/cross-leaf-adopt as a unit: rack1 packs jobs 1 and 2 apart, rack2
 // leaves job 3 free (job 4 crosses rack2 nearly all the time), and on rack3,
 // which owns none of them, free job 3 takes 1 and 2 past their slack. rack3

@@ -41,6 +41,7 @@ CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vect
     const auto t0 = std::chrono::steady_clock::now();
     CoordinationEpoch epoch(topo, jobs, previous, local, now_s, max_rounds_, assign_owners(topo, jobs));
     if (memory) epoch.recall(*memory);
+    if (memory && local.tuning().free_outrunning) epoch.free_outrunning(*memory);
     if (use_groups_) epoch.group_phases(groups_, memory);
     epoch.decide();
     for (int pass = 0; pass < max_rounds_; ++pass) {

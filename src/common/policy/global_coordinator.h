@@ -10,6 +10,7 @@
 
 #include "policy/harmonics_local.h"
 #include "policy/holds.h"
+#include "policy/outrun.h"
 #include "policy/phase_groups.h"
 
 namespace harmonics {
@@ -49,6 +50,8 @@ struct ConflictMemory {
     std::map<JobId, double> free_until_s;
     std::map<JobId, int> free_times;
     RefusalHolds group_refused;   // jobs of phase families refused for their overloads
+    OutrunWatch outrun;           // gated jobs iterating past their period (LocalTuning::free_outrunning)
+    std::set<JobId> grouped;      // last epoch's phase-family members
     double free_hold_s = 30;
 };
 

@@ -1,0 +1,26 @@
+#include "policy/outrun.h"
+
+#include "policy/harmonics_local.h"
+#include "policy/holds.h"
+
+namespace harmonics {
+
+bool outruns(const JobProfile& job, const JobDecision& d, double tolerance) {
+    return d.gated && d.period_s > 0 && job.measured_period_s > d.period_s * (1 + tolerance);
+}
+
+bool OutrunWatch::seen(JobId id, const JobDecision& d, bool outran) {
+    if (!outran) {
+        runs_.erase(id);
+        return false;
+    }
+    auto [r, fresh] = runs_.try_emplace(id);
+    if (fresh || !same_schedule(r->second.under, d)) r->second = Run{d, 0};
+    if (++r->second.epochs < kOutrunEpochs) return false;
+    runs_.erase(r);
+    return true;
+}
+
+void OutrunWatch::forget_all_but(const std::set<JobId>& present) { forget_departed(runs_, present); }
+
+}  // namespace harmonics

@@ -1,0 +1,44 @@
+// A gated job that iterates past the period its plan gave it misses its slot
+// and the gate holds it to the next one, iteration after iteration: the
+// plan's forecast failed for it. Two unrelated models on the same leaves
+// rarely share a harmonic period, and the plans they take instead can leave
+// a ring 10 % past its period for its whole life (doc/scale.md, "Stop 36").
+// What the coordinator watches to run such a job free.
+#pragma once
+
+#include <map>
+#include <set>
+
+#include "model/job.h"
+#include "policy/policy.h"
+
+namespace harmonics {
+
+// Epochs in a row a job must outrun one decision before it runs free: the
+// first epochs of a plan still measure iterations from before it.
+constexpr int kOutrunEpochs = 3;
+
+// Whether `job`, gated at `d`, iterates (net of the gate's holds, as
+// JobProfile::measured_period_s is measured) more than `tolerance` of d's
+// period past it. False while the period is unknown.
+bool outruns(const JobProfile& job, const JobDecision& d, double tolerance);
+
+// Per job, the epochs in a row it has outrun one decision.
+class OutrunWatch {
+public:
+    // One epoch's look at job `id`, gated at `d`: true when it has now
+    // outrun that same decision kOutrunEpochs epochs in a row (the count
+    // then starts again). A job that did not outrun, or whose decision
+    // changed, starts from nothing.
+    bool seen(JobId id, const JobDecision& d, bool outran);
+    void forget_all_but(const std::set<JobId>& present);
+
+private:
+    struct Run {
+        JobDecision under;
+        int epochs = 0;
+    };
+    std::map<JobId, Run> runs_;
+};
+
+}  // namespace harmonics
