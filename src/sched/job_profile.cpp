@@ -62,6 +62,12 @@ JobProfile build_profile(const Topology& topo, JobId id, const std::vector<std::
     return p;
 }
 
+double natural_period_s(const JobSummary& summary) {
+    double held = 0;
+    for (const PhaseSample& s : summary.phases) held += s.held_s;
+    return std::max(0.0, summary.period_s - held);
+}
+
 double uplink_load(const Topology& topo, const JobProfile& job, SwitchId leaf) {
     LinkId up = topo.sw(leaf).up;
     if (up < 0 || job.measured_period_s <= 0) return 0;

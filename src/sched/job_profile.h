@@ -19,6 +19,10 @@ namespace harmonics::sched {
 JobProfile build_profile(const Topology& topo, JobId id, const std::vector<std::string>& nodes,
                          const std::vector<SwitchId>& leaves, const JobSummary& summary);
 
+// The job's own iteration period: the measured one less the time the gate
+// held its collectives (what the simulator measures as a job's period).
+double natural_period_s(const JobSummary& summary);
+
 // Mean share of `leaf`'s uplink capacity the job uses over its period.
 double uplink_load(const Topology& topo, const JobProfile& job, SwitchId leaf);
 

@@ -20,6 +20,8 @@
 #include "config/harmonics_conf.h"
 #include "job_aggregate.h"
 #include "policy/harmonics_local.h"
+#include "policy/outrun.h"
+#include "util/clock.h"
 #include "wire/event_conn.h"
 
 struct event_base;
@@ -73,6 +75,8 @@ struct SchedJob {
     std::map<int, double> not_holding;
     bool holds = true;                       // no fresh report says otherwise: plan it gated where it pays
     bool holds_elsewhere = true;             // coordd: its ranks on the other leaves hold too
+    double outran_until_s = 0;               // monotonic: run free till then, having outrun its period
+    int outran_times = 0;                    // ... how often (each hold doubles)
 };
 
 class Schedd {
@@ -152,7 +156,10 @@ private:
     bool measuring(const SchedJob& j) const { return !j.holds || !j.holds_elsewhere; }
     // Free by coordd's word (a conflict hold; coordd also says so of a
     // measuring job, which its owner still plans).
-    bool plans_free(const SchedJob& j) const { return j.run_free && !measuring(j); }
+    bool plans_free(const SchedJob& j) const {
+        return (j.run_free || mono_s() < j.outran_until_s) && !measuring(j);
+    }
+    void watch_outrunning(double now);
     void update_holds(SchedJob& j, double now);
     // A rank's report counts this long (the aggregate's freshness window).
     double fresh_s() const { return std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s); }
@@ -171,6 +178,7 @@ private:
     std::uint32_t slurm_uid_ = 0;
     bool slurm_uid_known_ = false;
     std::unique_ptr<LocalScheduler> local_;
+    OutrunWatch outrun_;   // gated jobs of ours iterating past their period (watch_outrunning)
 
     event_base* base_ = nullptr;
     event* epoch_ev_ = nullptr;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "job_profile.h"
+#include "policy/holds.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "wire/schedule_msg.h"
@@ -68,6 +69,7 @@ void Schedd::on_epoch() {
         if (s) j.summary = s;
         update_holds(j, now);
     }
+    watch_outrunning(now);
     decide(Trigger::Epoch);
     send_proposal();
 }
@@ -92,6 +94,32 @@ void Schedd::update_holds(SchedJob& j, double now) {
     else
         HLOG_INFO("job %lld: every rank reporting holds its collectives again", (long long)j.id);
     decide_soon();
+}
+
+// A gated job this leaf decides whose iterations, net of the gate's holds,
+// keep running past its period misses its slot and is held to the next one,
+// iteration after iteration: once it has for kOutrunEpochs epochs under one
+// decision it runs free for a conflict hold, doubled each further time
+// (LocalTuning::free_outrunning, FreeOutrunning=; the simulator's Global
+// Coordinator applies the same rule, CoordinationEpoch::free_outrunning).
+// Phase-family members are coordd's to decide, not ours.
+void Schedd::watch_outrunning(double now) {
+    if (!local_ || !local_->tuning().free_outrunning || cfg_.policy == "fair") return;
+    std::set<JobId> present;
+    for (auto& [id, j] : jobs_) {
+        present.insert(id);
+        const bool watched = j.summary && j.decision && j.decision->gated && owns(j) && !plans_free(j) &&
+                             !measuring(j) && j.holds && j.holds_elsewhere;
+        const double period_s = watched ? natural_period_s(*j.summary) : 0;
+        const JobDecision d = watched ? *j.decision : JobDecision{};
+        if (!outrun_.seen(id, d, outruns(period_s, d, local_->tuning().keep_tolerance))) continue;
+        const double hold_s = conflict_free_hold_s(kConflictFreeHoldEpochs * cfg_.epoch_s, j.outran_times++);
+        j.outran_until_s = now + hold_s;
+        HLOG_INFO("job %lld: gated at period %.4f s it iterated at %.4f s (net of the gate's holds) for %d epochs: "
+                  "it misses its slots; running free for %.0f s",
+                  (long long)id, d.period_s, period_s, kOutrunEpochs, hold_s);
+    }
+    outrun_.forget_all_but(present);
 }
 
 void Schedd::expire_jobs(double now) {

@@ -260,10 +260,10 @@ TEST(GlobalCoordinator, AGatedJobOutrunningItsPeriodRunsFreeAfterAFewEpochs) {
     const SwitchId L0 = one.leaves()[0];
     const std::vector<JobProfile> jobs = {periodic_job(one, 1, 0.1, 0.04, leaf_links(one, L0), 1.0),
                                           periodic_job(one, 2, 0.1, 0.04, leaf_links(one, L0), 1.0)};
-    LocalTuning watch;
-    watch.free_outrunning = true;
-    const LocalScheduler watching(harmonics::testing::search_options(), watch);
-    const LocalScheduler plain(harmonics::testing::search_options());
+    LocalTuning off;
+    off.free_outrunning = false;
+    const LocalScheduler watching(harmonics::testing::search_options());   // on by default
+    const LocalScheduler plain(harmonics::testing::search_options(), off);
     // Job 1's gate per epoch (one a second), its measured period `factor`
     // times the period it was given.
     const auto gated = [&](const LocalScheduler& local, double factor) {
@@ -292,13 +292,10 @@ TEST(OutrunWatch, CountsEpochsInARowUnderOneDecision) {
     a.period_s = 0.1;
     JobDecision b = a;
     b.period_s = 0.12;
-    JobProfile j;
-    EXPECT_FALSE(outruns(j, a, 0.03));   // period unknown
-    j.measured_period_s = 0.102;
-    EXPECT_FALSE(outruns(j, a, 0.03));
-    j.measured_period_s = 0.104;
-    EXPECT_TRUE(outruns(j, a, 0.03));
-    EXPECT_FALSE(outruns(j, JobDecision{}, 0.03));   // free: nothing to outrun
+    EXPECT_FALSE(outruns(0, a, 0.03));   // period unknown
+    EXPECT_FALSE(outruns(0.102, a, 0.03));
+    EXPECT_TRUE(outruns(0.104, a, 0.03));
+    EXPECT_FALSE(outruns(0.104, JobDecision{}, 0.03));   // free: nothing to outrun
     OutrunWatch w;
     EXPECT_FALSE(w.seen(1, a, true));
     EXPECT_FALSE(w.seen(1, a, true));

@@ -14,6 +14,7 @@ PolicyOptions policy_options(const HarmonicsConfig& cfg) {
     o.epoch_s = cfg.epoch_s;
     o.seed = cfg.seed;
     o.phase_groups = cfg.phase_groups;
+    o.free_outrunning = cfg.free_outrunning;
     return o;
 }
 

@@ -99,14 +99,15 @@ struct LocalTuning {
     // within the slack on average, ran 10-13 % behind the simulator's
     // harmonic plan (doc/testbed.md, "Stop 35").
     bool replay_gate = true;
-    // The Global Coordinator runs free a gated job that has iterated past its
-    // period (by more than keep_tolerance, net of the gate's holds) for
-    // kOutrunEpochs epochs under one decision, for a conflict hold
-    // (CoordinationEpoch::free_outrunning). Off: measured in the simulator
-    // only (every pair of two models at 128 nodes: none below fair by more
-    // than 0.93 %, was 4.31 %; doc/scale.md, "Stop 36"); harmonics-schedd
-    // and harmonics-coordd do not apply it yet.
-    bool free_outrunning = false;
+    // A gated job that has iterated past its period (by more than
+    // keep_tolerance, net of the gate's holds) for kOutrunEpochs epochs under
+    // one decision runs free for a conflict hold, phase-family members
+    // excepted (policy/outrun.h): the simulator's Global Coordinator
+    // (CoordinationEpoch::free_outrunning) and the owner leaf's schedd
+    // (Schedd::watch_outrunning). Every pair of two models at 128 nodes: none
+    // below fair by more than 0.93 %, was 4.31 % (doc/scale.md, "Stop 36").
+    // harmonics.conf FreeOutrunning=.
+    bool free_outrunning = true;
     // A harmonic plan refused only for its collisions with jobs that never
     // hold (measuring only: nobody can move them) is searched again with
     // every job's period long enough to absorb its predicted delay within

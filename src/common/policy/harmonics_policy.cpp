@@ -77,6 +77,7 @@ LocalTuning local_tuning(const PolicyOptions& opts) {
     t.max_stretch = opts.max_stretch;
     t.guard = opts.guard;
     t.horizon_s = opts.drift_horizon_s;
+    t.free_outrunning = opts.free_outrunning;
     return t;
 }
 

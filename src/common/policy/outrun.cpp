@@ -5,8 +5,8 @@
 
 namespace harmonics {
 
-bool outruns(const JobProfile& job, const JobDecision& d, double tolerance) {
-    return d.gated && d.period_s > 0 && job.measured_period_s > d.period_s * (1 + tolerance);
+bool outruns(double period_s, const JobDecision& d, double tolerance) {
+    return d.gated && d.period_s > 0 && period_s > d.period_s * (1 + tolerance);
 }
 
 bool OutrunWatch::seen(JobId id, const JobDecision& d, bool outran) {

@@ -18,10 +18,10 @@ namespace harmonics {
 // first epochs of a plan still measure iterations from before it.
 constexpr int kOutrunEpochs = 3;
 
-// Whether `job`, gated at `d`, iterates (net of the gate's holds, as
-// JobProfile::measured_period_s is measured) more than `tolerance` of d's
-// period past it. False while the period is unknown.
-bool outruns(const JobProfile& job, const JobDecision& d, double tolerance);
+// Whether a job gated at `d` whose iterations take `period_s` (measured net
+// of the gate's holds) runs more than `tolerance` of d's period past it.
+// False while the period is unknown (0).
+bool outruns(double period_s, const JobDecision& d, double tolerance);
 
 // Per job, the epochs in a row it has outrun one decision.
 class OutrunWatch {

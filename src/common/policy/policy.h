@@ -71,6 +71,7 @@ struct PolicyOptions {
     double drift_horizon_s = 1.0;    // harmonics: how far ahead drift plans are judged (DriftHorizon=)
     double epoch_s = 1.0;            // decision round (harmonics counts conflict holds in epochs)
     bool phase_groups = true;        // harmonics: the coordinator's phase families (PhaseGroups=)
+    bool free_outrunning = true;     // harmonics: gated jobs past their period run free (FreeOutrunning=)
     unsigned seed = 1;
 };
 

@@ -96,6 +96,7 @@ SlurmUser=$(id -un)
 MungeSocket=$HARMONICS_MUNGE_SOCKET
 LogLevel=${LOGLEVEL:-debug}
 PhaseGroups=${PHASE_GROUPS:-yes}
+FreeOutrunning=${FREE_OUTRUNNING:-yes}
 EOT
 }
 

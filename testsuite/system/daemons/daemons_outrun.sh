@@ -1,0 +1,41 @@
+#!/bin/bash
+# A gated job whose iterations keep running past the period its owner gave
+# it misses its slot and waits for the next one, iteration after iteration
+# (two unrelated models on the same leaves: a vgg16 ring gated at 169 ms
+# iterated at 184 ms and ran at 251 ms where fair sharing gave it 200 ms;
+# doc/scale.md, "Stop 36"). Jobs 1 and 2 cross rack1 and rack2, each 60 ms
+# of the whole uplink in a 200 ms iteration, so their owner gates them
+# apart; job 2's hooks then report 240 ms iterations (their collective
+# stretched to 100 ms by collisions the plan does not see). After three
+# epochs of that under one schedule its owner runs it free for 30 epochs
+# (FreeOutrunning=yes, the default) and says why; job 1 stays as planned.
+# With FREE_OUTRUNNING=no job 2 stays gated and the test fails.
+SRC=$1 BUILD=$2
+. "$SRC/testsuite/system/daemons/lib.sh"
+PHASE_GROUPS=no start_two_leaves
+
+"$HX_CLIENT" notify "$T/coordd.sock" --jobs 1 --job-uid 0 --nodes "n1,n5" >/dev/null || fail "notify job 1"
+"$HX_CLIENT" notify "$T/coordd.sock" --jobs 2 --job-uid 0 --nodes "n2,n6" >/dev/null || fail "notify job 2"
+hook() {   # hook JOB NODE RANK_BASE PORT OUT PERIOD PHASE_DURATION
+    "$HX_CLIENT" hooks 127.0.0.1:$4 --jobs $1 --ranks 1 --rank-base $3 --node $2 --nnodes 2 --duration 8 --history \
+        --period $6 --phase-off 0.14 --phase-dur $7 --phase-bytes 0.75e9 > "$5"
+}
+hook 1 n1 0 $P1 "$T/h1-a.out" 0.2 0.06 & H1=$!
+hook 1 n5 1 $P2 "$T/h1-b.out" 0.2 0.06 & H2=$!
+hook 2 n2 0 $P1 "$T/h2-a.out" 0.24 0.10 & H3=$!
+hook 2 n6 1 $P2 "$T/h2-b.out" 0.24 0.10 & H4=$!
+for h in $H1 $H2 $H3 $H4; do wait $h || { cat "$T"/h*.out; fail "some hooks got no schedule"; }; done
+grep -h '^SCHED' "$T"/h2-a.out
+
+grep -h 'job 2: gated at period' "$T"/schedd-rack*.log ||
+    fail "no schedd ran job 2 free for outrunning its period"
+grep -Eq 'job 2: gated at period 0\.2[0-9]* s it iterated at 0\.2[34][0-9]* s .* for 3 epochs: it misses its slots; running free for 6 s' \
+    "$T"/schedd-rack*.log || fail "the schedd's reason for running job 2 free is not the one expected"
+grep -q 'job 1: gated at period' "$T"/schedd-rack*.log && fail "job 1, within its period, was run free"
+for f in h2-a h2-b; do
+    grep -q '^SCHED job=2 gated=1' "$T/$f.out" || fail "$f: job 2 was never gated"
+    [ "$(grep '^SCHED job=2 ' "$T/$f.out" | tail -n 1 | cut -d' ' -f3)" = gated=0 ] ||
+        fail "$f: job 2 does not end free: $(grep '^SCHED job=2 ' "$T/$f.out" | tail -n 1)"
+done
+grep -q '^SCHED job=1 gated=1' "$T/h1-a.out" || fail "job 1 was never gated"
+echo PASS
