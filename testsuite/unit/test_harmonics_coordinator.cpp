@@ -280,7 +280,8 @@ TEST(GlobalCoordinator, AGatedJobOutrunningItsPeriodRunsFreeAfterAFewEpochs) {
         }
         return out;
     };
-    // Decided at epoch 0, seen outrunning at 1, 2 and 3: free from 3 on.
+    // Decided at epoch 0, seen outrunning at 1, 2 and 3 (over ten of its
+    // periods): free from 3 on.
     EXPECT_EQ(gated(watching, 1.10), (std::vector<bool>{true, true, true, false, false, false}));
     EXPECT_EQ(gated(watching, 1.02), std::vector<bool>(6, true));
     EXPECT_EQ(gated(plain, 1.10), std::vector<bool>(6, true));
@@ -296,17 +297,25 @@ TEST(OutrunWatch, CountsEpochsInARowUnderOneDecision) {
     EXPECT_FALSE(outruns(0.102, a, 0.03));
     EXPECT_TRUE(outruns(0.104, a, 0.03));
     EXPECT_FALSE(outruns(0.104, JobDecision{}, 0.03));   // free: nothing to outrun
-    OutrunWatch w;
-    EXPECT_FALSE(w.seen(1, a, true));
-    EXPECT_FALSE(w.seen(1, a, true));
-    EXPECT_FALSE(w.seen(1, b, true));   // a new decision: counted from one
-    EXPECT_FALSE(w.seen(1, b, true));
-    EXPECT_TRUE(w.seen(1, b, true));
-    EXPECT_FALSE(w.seen(1, b, true));   // counted again after each verdict
-    EXPECT_FALSE(w.seen(1, b, false));  // one epoch within its period: from nothing
-    EXPECT_FALSE(w.seen(1, b, true));
-    EXPECT_FALSE(w.seen(1, b, true));
-    EXPECT_TRUE(w.seen(1, b, true));
+    OutrunWatch w;   // one look a second; 10 periods of 0.1 s is one second
+    EXPECT_FALSE(w.seen(1, a, true, 0));
+    EXPECT_FALSE(w.seen(1, a, true, 1));
+    EXPECT_FALSE(w.seen(1, b, true, 2));   // a new decision: counted from one
+    EXPECT_FALSE(w.seen(1, b, true, 3));
+    EXPECT_TRUE(w.seen(1, b, true, 4));
+    EXPECT_FALSE(w.seen(1, b, true, 5));   // counted again after each verdict
+    EXPECT_FALSE(w.seen(1, b, false, 6));  // one epoch within its period: from nothing
+    EXPECT_FALSE(w.seen(1, b, true, 7));
+    EXPECT_FALSE(w.seen(1, b, true, 8));
+    EXPECT_TRUE(w.seen(1, b, true, 9));
+    // Three quick looks are not ten periods: a long period waits for them.
+    JobDecision slow = a;
+    slow.period_s = 1.16;
+    EXPECT_FALSE(w.seen(2, slow, true, 0));
+    EXPECT_FALSE(w.seen(2, slow, true, 1));
+    EXPECT_FALSE(w.seen(2, slow, true, 2));
+    EXPECT_FALSE(w.seen(2, slow, true, 11));
+    EXPECT_TRUE(w.seen(2, slow, true, 11.6));
 }
 
 // golden/cross-leaf-adopt as a unit: rack1 packs jobs 1 and 2 apart, rack2

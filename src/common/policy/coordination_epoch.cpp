@@ -85,7 +85,7 @@ void CoordinationEpoch::free_outrunning(ConflictMemory& memory) {
         auto c = current_.find(j.id);
         const bool watched = c != current_.end() && c->second.gated && j.holds && !ungated_.count(j.id) &&
                              !memory.grouped.count(j.id) && !loads_[i].per_leaf.empty();
-        if (!memory.outrun.seen(j.id, watched ? c->second : JobDecision{}, watched && outruns(j.measured_period_s, c->second, tolerance)))
+        if (!memory.outrun.seen(j.id, watched ? c->second : JobDecision{}, watched && outruns(j.measured_period_s, c->second, tolerance), now_s_))
             continue;
         auto o = res_.owners.find(j.id);
         const SwitchId leaf = o != res_.owners.end() ? o->second : loads_[i].per_leaf.front().first;

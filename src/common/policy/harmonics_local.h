@@ -100,8 +100,8 @@ struct LocalTuning {
     // harmonic plan (doc/testbed.md, "Stop 35").
     bool replay_gate = true;
     // A gated job that has iterated past its period (by more than
-    // keep_tolerance, net of the gate's holds) for kOutrunEpochs epochs under
-    // one decision runs free for a conflict hold, phase-family members
+    // keep_tolerance, net of the gate's holds) for kOutrunEpochs epochs and
+    // kOutrunIterations periods under one decision runs free for a conflict hold, phase-family members
     // excepted (policy/outrun.h): the simulator's Global Coordinator
     // (CoordinationEpoch::free_outrunning) and the owner leaf's schedd
     // (Schedd::watch_outrunning). Every pair of two models at 128 nodes: none
