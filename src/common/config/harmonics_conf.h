@@ -54,7 +54,7 @@ struct HarmonicsConfig {
     std::string coord_address = "localhost:6829";              // CoordAddress host:port (schedd -> coordd)
     std::string coord_socket = "/run/harmonics/coordd.sock";   // CoordSocket (prep plugin -> coordd)
     int coord_rounds = 3;                                      // CoordRounds: conflict rounds per decision
-    bool free_outrunning = true;                               // FreeOutrunning: a gated job past its period for 3 epochs runs free
+    bool free_outrunning = true;                               // FreeOutrunning: a gated job outrunning its period runs free
     bool phase_groups = true;                                  // PhaseGroups: families of cross-leaf jobs placed by coordd
     double admin_comment_interval_s = 10.0;                    // AdminCommentInterval
 

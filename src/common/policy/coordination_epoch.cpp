@@ -70,7 +70,8 @@ void CoordinationEpoch::recall(ConflictMemory& memory) {
 // and is held to the next one, again and again: on two unrelated models
 // sharing leaves (vgg16 and resnet50, 128 nodes) a vgg16 ring gated at 169
 // ms iterated at 184 ms for its whole life and ran at 251 ms where fair
-// sharing gave it 200 ms. Free, it runs at its own pace. Phase-family
+// sharing gave it 200 ms. Free, it runs at its own pace. harmonics-schedd
+// applies the same rule to the jobs its leaf decides. Phase-family
 // members are the coordinator's own plan and stay: on one model over 1,024
 // nodes dozens of them run 3-15 % past their period for several epochs
 // after a family is made and still gain from the gate (its late allowance
@@ -85,8 +86,8 @@ void CoordinationEpoch::free_outrunning(ConflictMemory& memory) {
         auto c = current_.find(j.id);
         const bool watched = c != current_.end() && c->second.gated && j.holds && !ungated_.count(j.id) &&
                              !memory.grouped.count(j.id) && !loads_[i].per_leaf.empty();
-        if (!memory.outrun.seen(j.id, watched ? c->second : JobDecision{}, watched && outruns(j.measured_period_s, c->second, tolerance), now_s_))
-            continue;
+        const JobDecision d = watched ? c->second : JobDecision{};
+        if (!memory.outrun.seen(j.id, d, outruns(j.measured_period_s, d, tolerance), now_s_)) continue;
         auto o = res_.owners.find(j.id);
         const SwitchId leaf = o != res_.owners.end() ? o->second : loads_[i].per_leaf.front().first;
         memory.free_until_s[j.id] = now_s_ + conflict_free_hold_s(memory.free_hold_s, memory.free_times[j.id]++);

@@ -23,8 +23,8 @@ public:
     // Earlier epochs' conflict outcomes: moved owners, jobs still held free.
     void recall(ConflictMemory& memory);
     // Gated jobs that have iterated past their period long enough under one
-    // decision (policy/outrun.h) run free for a conflict
-    // hold, phase-family members excepted.
+    // decision (policy/outrun.h) run free for a conflict hold, phase-family
+    // members excepted.
     void free_outrunning(ConflictMemory& memory);
     // Phase groups (phase_groups.h): the cross-leaf jobs the coordinator
     // places itself, fixed on every leaf they cross; the owners decide the rest.

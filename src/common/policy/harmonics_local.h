@@ -101,12 +101,12 @@ struct LocalTuning {
     bool replay_gate = true;
     // A gated job that has iterated past its period (by more than
     // keep_tolerance, net of the gate's holds) for kOutrunEpochs epochs and
-    // kOutrunIterations periods under one decision runs free for a conflict hold, phase-family members
-    // excepted (policy/outrun.h): the simulator's Global Coordinator
-    // (CoordinationEpoch::free_outrunning) and the owner leaf's schedd
-    // (Schedd::watch_outrunning). Every pair of two models at 128 nodes: none
-    // below fair by more than 0.93 %, was 4.31 % (doc/scale.md, "Stop 36").
-    // harmonics.conf FreeOutrunning=.
+    // kOutrunIterations periods under one decision runs free for a conflict
+    // hold, phase-family members excepted (policy/outrun.h): the simulator's
+    // Global Coordinator (CoordinationEpoch::free_outrunning) and the schedd
+    // deciding the job (Schedd::watch_outrunning). Every pair of two models
+    // at 128 nodes: the worst two -4.31 -> +0.19 / -0.93 % against fair
+    // (doc/scale.md, "Stop 36"). harmonics.conf FreeOutrunning=.
     bool free_outrunning = true;
     // A harmonic plan refused only for its collisions with jobs that never
     // hold (measuring only: nobody can move them) is searched again with

@@ -3,7 +3,8 @@
 // plan's forecast failed for it. Two unrelated models on the same leaves
 // rarely share a harmonic period, and the plans they take instead can leave
 // a ring 10 % past its period for its whole life (doc/scale.md, "Stop 36").
-// What the coordinator watches to run such a job free.
+// What the Global Coordinator and harmonics-schedd watch to run such a job
+// free (LocalTuning::free_outrunning).
 #pragma once
 
 #include <map>
