@@ -41,7 +41,7 @@ JobProfile build_profile(const Topology& topo, JobId id, const std::vector<std::
     // link. A measured duration is stretched by whatever shared the link.
     double slowest = 0;  // seconds per byte on the bottleneck
     for (const LinkUse& u : uses) slowest = std::max(slowest, u.multiplicity / topo.link(u.link).capacity_Bps);
-    double comm = 0, comm_alone = 0, held = 0;
+    double comm = 0, comm_alone = 0;
     for (const PhaseSample& s : summary.phases) {
         CommPhase ph;
         ph.start_offset_s = s.start_offset_s;
@@ -50,13 +50,12 @@ JobProfile build_profile(const Topology& topo, JobId id, const std::vector<std::
         comm_alone += ph.alone_s;
         ph.links = uses;
         comm += s.duration_s;
-        held += s.held_s;
         p.phases.push_back(std::move(ph));
     }
     // A gated job's period includes the gate's holds; its own rhythm (what
     // the next schedule must fit) does not. Left in, the estimate would
     // settle on whatever period it was last given.
-    p.compute_s = std::max(0.0, summary.period_s - held - comm);
+    p.compute_s = std::max(0.0, natural_period_s(summary) - comm);
     p.measured_period_s = summary.period_s;
     p.isolated_period_s = p.compute_s + comm_alone;
     return p;

@@ -112,7 +112,7 @@ void Schedd::watch_outrunning(double now) {
                              !measuring(j) && j.holds && j.holds_elsewhere;
         const double period_s = watched ? natural_period_s(*j.summary) : 0;
         const JobDecision d = watched ? *j.decision : JobDecision{};
-        if (!outrun_.seen(id, d, outruns(period_s, d, local_->tuning().keep_tolerance), wall_s())) continue;
+        if (!outrun_.seen(id, d, outruns(period_s, d, local_->tuning().keep_tolerance), now)) continue;
         const double hold_s = conflict_free_hold_s(kConflictFreeHoldEpochs * cfg_.epoch_s, j.outran_times++);
         j.outran_until_s = now + hold_s;
         HLOG_INFO("job %lld: gated at period %.4f s it iterated at %.4f s (net of the gate's holds) for %d epochs "

@@ -44,14 +44,7 @@ void CoordinationEpoch::recall(ConflictMemory& memory) {
     memory.group_refused.forget_all_but(present);
     for (size_t i = 0; i < jobs_.size(); ++i) {
         auto o = res_.owners.find(jobs_[i].id);
-        if (o == res_.owners.end()) {
-            // One leaf's job held free for outrunning its period (free_outrunning).
-            auto f = memory.free_until_s.find(jobs_[i].id);
-            if (f != memory.free_until_s.end() && now_s_ < f->second && !loads_[i].per_leaf.empty())
-                ungate(jobs_[i].id, loads_[i].per_leaf.front().first);
-            continue;
-        }
-        auto m = memory.owner.find(jobs_[i].id);
+        auto m = o == res_.owners.end() ? memory.owner.end() : memory.owner.find(jobs_[i].id);
         if (m != memory.owner.end())
             for (const auto& [leaf, x] : loads_[i].per_leaf) {
                 (void)x;
@@ -61,9 +54,20 @@ void CoordinationEpoch::recall(ConflictMemory& memory) {
                     if (memory.adopted.count(jobs_[i].id)) adopted_.insert(jobs_[i].id);
                 }
             }
+        // Held free: a cross-leaf job for a conflict, any job for outrunning
+        // its period (free_outrunning).
         auto f = memory.free_until_s.find(jobs_[i].id);
-        if (f != memory.free_until_s.end() && now_s_ < f->second) ungate(jobs_[i].id, o->second);
+        const SwitchId leaf = decider(i);
+        if (f != memory.free_until_s.end() && now_s_ < f->second && leaf >= 0) ungate(jobs_[i].id, leaf);
     }
+}
+
+// The leaf that decides job i: a cross-leaf job's owner, else the one leaf
+// whose links it loads (-1 when it loads none).
+SwitchId CoordinationEpoch::decider(size_t i) const {
+    auto o = res_.owners.find(jobs_[i].id);
+    if (o != res_.owners.end()) return o->second;
+    return loads_[i].per_leaf.empty() ? -1 : loads_[i].per_leaf.front().first;
 }
 
 // A gated job whose iterations keep running past its period misses its slot
@@ -85,13 +89,11 @@ void CoordinationEpoch::free_outrunning(ConflictMemory& memory) {
         present.insert(j.id);
         auto c = current_.find(j.id);
         const bool watched = c != current_.end() && c->second.gated && j.holds && !ungated_.count(j.id) &&
-                             !memory.grouped.count(j.id) && !loads_[i].per_leaf.empty();
+                             !memory.grouped.count(j.id) && decider(i) >= 0;
         const JobDecision d = watched ? c->second : JobDecision{};
         if (!memory.outrun.seen(j.id, d, outruns(j.measured_period_s, d, tolerance), now_s_)) continue;
-        auto o = res_.owners.find(j.id);
-        const SwitchId leaf = o != res_.owners.end() ? o->second : loads_[i].per_leaf.front().first;
         memory.free_until_s[j.id] = now_s_ + conflict_free_hold_s(memory.free_hold_s, memory.free_times[j.id]++);
-        ungate(j.id, leaf);
+        ungate(j.id, decider(i));
     }
     memory.outrun.forget_all_but(present);
 }

@@ -50,6 +50,7 @@ private:
     LeafProblem problem(SwitchId leaf) const;
     LeafProblem gated_only(SwitchId leaf, bool* crossing = nullptr) const;
     double load_on(size_t i, SwitchId leaf) const;
+    SwitchId decider(size_t i) const;
     double slack_used(const JobProfile& job, double delay_s) const;
     JobId guest_on(SwitchId leaf, JobId victim) const;
     bool owner_sees_all(SwitchId leaf, SwitchId owner) const;
