@@ -310,6 +310,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     v.adopt = lj.has_adopt && lj.adopt && leaf_settled(leaf);
     v.holds = !lj.has_holds || lj.holds;
     update_holds(j);
+    if (leaf == j.owner || (j.owner.empty() && j.leaves.size() <= 1)) note_outran(j, leaf, lj);
     v.phases.clear();
     for (std::size_t k = 0; k < lj.n_phases && k < sched::JobAggregate::kMaxPhases; ++k)
         v.phases.push_back({lj.phases[k]->start_offset_s, lj.phases[k]->duration_s,
@@ -349,6 +350,21 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
         j.decision_epoch = s->has_epoch ? s->epoch : 0;
         comment_soon();
     }
+}
+
+// The deciding leaf's word on whether it runs the job free for outrunning
+// its period (harmonics-schedd's watch_outrunning), kept for harmonicsctl,
+// the job's comment and check_adopt.
+void Coordd::note_outran(CoordJob& j, const std::string& leaf, const Harmonics__LeafJob& lj) {
+    const double now = mono_s();
+    const double until = lj.has_outran_for_s && lj.outran_for_s > 0 ? now + lj.outran_for_s : 0;
+    if ((until > 0) != outran(j, now)) {
+        if (until > 0)
+            HLOG_INFO("job %lld: leaf %s runs it free for %.0f s: gated, it kept iterating past its period",
+                      (long long)j.id, leaf.c_str(), lj.outran_for_s);
+        comment_soon();
+    }
+    j.outran_until = until;
 }
 
 // A job holds while every leaf's ranks do. One that stops runs free on every

@@ -76,7 +76,13 @@ struct CoordJob {
     // Every rank holds its collectives (LeafJob.holds on all its leaves): a
     // job that does not runs free on every leaf and joins no family.
     bool holds = true;
+    // Its deciding leaf (owner, or the one leaf of a leaf-local job) runs it
+    // free till then (monotonic): gated, it kept iterating past its period
+    // (LeafJob.outran_for_s). Not handed to another leaf meanwhile.
+    double outran_until = 0;
 };
+
+inline bool outran(const CoordJob& j, double now) { return j.outran_until > now; }
 
 // Whether every leaf runs the job free: for its collisions, or because it
 // does not hold its collectives to a schedule.
@@ -116,6 +122,7 @@ private:
     void handle_query(wire::Connection& c, const Harmonics__CtlQuery& q);
     void merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& lj, bool registering);
     void update_holds(CoordJob& j);
+    void note_outran(CoordJob& j, const std::string& leaf, const Harmonics__LeafJob& lj);
 
     CoordJob& job(JobId id);
     void set_nodes(CoordJob& j, const std::string& node_list);

@@ -135,12 +135,16 @@ CoordJob* Coordd::guest_on(const std::string& leaf, CoordJob& victim) {
 // neighbour already has).
 void Coordd::check_adopt(const std::vector<JobId>& ids) {
     constexpr std::uint64_t kFreeEpochs = 4;
+    const double now = mono_s();
     for (JobId id : ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end()) continue;
         CoordJob& j = it->second;
-        if (j.ended || runs_free(j) || j.reowned || grouped(j) || j.leaves.size() < 2 || !j.decision ||
-            j.decision->gated || !settled(j))
+        // One its owner runs free for outrunning its period would only miss
+        // its slots on the leaf adopting it too (as in the simulator, where
+        // a held job is not adopted).
+        if (j.ended || runs_free(j) || outran(j, now) || j.reowned || grouped(j) || j.leaves.size() < 2 ||
+            !j.decision || j.decision->gated || !settled(j))
             continue;
         auto owner = leaves_.find(j.owner);
         if (owner == leaves_.end() || owner->second.epoch < j.decision_epoch + kFreeEpochs) continue;

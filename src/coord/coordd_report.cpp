@@ -54,6 +54,10 @@ void fill_info(JobInfoBuf& b, const CoordJob& j, const std::string& state) {
         b.info.has_holds = 1;
         b.info.holds = 0;
     }
+    if (const double left = j.outran_until - mono_s(); left > 0) {
+        b.info.has_outran_for_s = 1;
+        b.info.outran_for_s = left;
+    }
     if (j.adopted) {
         b.info.has_adopted = 1;
         b.info.adopted = 1;
@@ -248,7 +252,8 @@ void Coordd::update_comments(double now) {
                           leaves.c_str(), j.decision->period_s * 1e3, j.decision->shift_s * 1e3, window.c_str(),
                           (unsigned long long)j.decision_epoch, job_state(j).c_str());
         else
-            std::snprintf(buf, sizeof buf, "harmonics:leaves=%s state=%s", leaves.c_str(), job_state(j).c_str());
+            std::snprintf(buf, sizeof buf, "harmonics:leaves=%s state=%s%s", leaves.c_str(), job_state(j).c_str(),
+                          outran(j, now) ? " outran=yes" : "");
         if (buf == j.comment_sent) continue;
         double due = j.comment_at + cfg_.admin_comment_interval_s;
         if (now < due) {

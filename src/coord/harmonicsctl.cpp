@@ -44,6 +44,9 @@ std::string leaves_of(const Harmonics__JobInfo& j, const char* sep) {
     return s;
 }
 
+// Seconds its deciding leaf still runs it free for having outrun its period.
+double outran_for_s(const Harmonics__JobInfo& j) { return j.has_outran_for_s ? j.outran_for_s : 0; }
+
 void print_job(const Harmonics__JobInfo& j, bool json, bool schedule_only) {
     const Harmonics__Schedule* d = j.decision;
     if (json) {
@@ -51,10 +54,12 @@ void print_job(const Harmonics__JobInfo& j, bool json, bool schedule_only) {
                     (long long)j.job_id, j.has_uid ? std::to_string(j.uid).c_str() : "null", jstr(j.state).c_str(),
                     jstr(j.node_list).c_str());
         for (std::size_t i = 0; i < j.n_leaves; ++i) std::printf("%s%s", i ? "," : "", jstr(j.leaves[i]).c_str());
-        std::printf("],\"owner_leaf\":%s,\"adopted\":%s,\"run_free\":%s,\"handed_over\":%s,\"holds\":%s",
+        std::printf("],\"owner_leaf\":%s,\"adopted\":%s,\"run_free\":%s,\"handed_over\":%s,\"holds\":%s,"
+                    "\"outran_for_s\":%.1f",
                     jstr(j.owner_leaf).c_str(), j.has_adopted && j.adopted ? "true" : "false",
                     j.has_run_free && j.run_free ? "true" : "false",
-                    j.has_handed_over && j.handed_over ? "true" : "false", j.has_holds && !j.holds ? "false" : "true");
+                    j.has_handed_over && j.handed_over ? "true" : "false", j.has_holds && !j.holds ? "false" : "true",
+                    outran_for_s(j));
         if (d)
             std::printf(",\"gated\":%s,\"period_s\":%.6f,\"shift_s\":%.6f,\"origin_s\":%.6f,\"epoch\":%llu",
                         d->gated ? "true" : "false", d->period_s, d->shift_s, d->origin_s, (unsigned long long)d->epoch);
@@ -71,15 +76,18 @@ void print_job(const Harmonics__JobInfo& j, bool json, bool schedule_only) {
     }
     std::printf("JobId=%lld UserId=%s State=%s\n", (long long)j.job_id, j.has_uid ? std::to_string(j.uid).c_str() : "?",
                 j.state ? j.state : "?");
-    // HandedOver/Adopted, RunFree and Holds=no only when set: why the owner
-    // is not the one first assigned, and why a job is not gated.
+    // HandedOver/Adopted, RunFree, Holds=no and Outran only when set: why
+    // the owner is not the one first assigned, and why a job is not gated.
     const bool adopted = j.has_adopted && j.adopted;
-    std::printf("   NodeList=%s Leaves=%s Owner=%s%s%s%s\n", j.node_list && *j.node_list ? j.node_list : "(null)",
+    const std::string outran =
+        outran_for_s(j) > 0 ? " Outran=yes FreeFor=" + std::to_string(int(outran_for_s(j) + 0.5)) + "s" : "";
+    std::printf("   NodeList=%s Leaves=%s Owner=%s%s%s%s%s\n", j.node_list && *j.node_list ? j.node_list : "(null)",
                 leaves_of(j, ",").c_str(), j.owner_leaf && *j.owner_leaf ? j.owner_leaf : "(none)",
                 adopted                              ? " Adopted=yes"
                 : j.has_handed_over && j.handed_over ? " HandedOver=yes"
                                                      : "",
-                j.has_run_free && j.run_free ? " RunFree=yes" : "", j.has_holds && !j.holds ? " Holds=no" : "");
+                j.has_run_free && j.run_free ? " RunFree=yes" : "", j.has_holds && !j.holds ? " Holds=no" : "",
+                outran.c_str());
     // Window=G/K: a phase family's member, placed by coordd in window G of
     // the K its period holds.
     const std::string window = d && d->has_group && d->has_groups

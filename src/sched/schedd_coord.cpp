@@ -42,6 +42,10 @@ void Schedd::fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics_
         lj->has_holds = 1;
         lj->holds = 0;
     }
+    if (const double left = j.outran_until_s - mono_s(); left > 0 && owns(j)) {
+        lj->has_outran_for_s = 1;
+        lj->outran_for_s = left;
+    }
     if (j.decision && owns(j)) {
         // An owner only for cross-leaf jobs: a leaf-local job is no one else's business.
         wire::fill_schedule(sch, j.id, *j.decision, j.decision_epoch, is_cross_leaf(j) ? leaf_name_.c_str() : "");

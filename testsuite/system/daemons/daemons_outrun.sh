@@ -9,6 +9,7 @@
 # stretched to 100 ms by collisions the plan does not see). After three
 # epochs and ten periods of that under one schedule its owner runs it free for 30 epochs
 # (FreeOutrunning=yes, the default) and says why; job 1 stays as planned.
+# Meanwhile harmonicsctl shows why job 2 runs free, and coordd's log says so.
 # With FREE_OUTRUNNING=no job 2 stays gated and the test fails.
 SRC=$1 BUILD=$2
 . "$SRC/testsuite/system/daemons/lib.sh"
@@ -24,6 +25,17 @@ hook 1 n1 0 $P1 "$T/h1-a.out" 0.2 0.06 & H1=$!
 hook 1 n5 1 $P2 "$T/h1-b.out" 0.2 0.06 & H2=$!
 hook 2 n2 0 $P1 "$T/h2-a.out" 0.24 0.10 & H3=$!
 hook 2 n6 1 $P2 "$T/h2-b.out" 0.24 0.10 & H4=$!
+# While its owner holds job 2 free, coordd knows it and why.
+shows_outran() { ctl show job 2 | grep -q 'Outran=yes'; }
+WAIT_S=8 wait_for shows_outran ||
+    fail "harmonicsctl never showed job 2 outran: $(ctl show job 2)"
+ctl show job 2 | grep -Eq 'Owner=rack[12] Outran=yes FreeFor=[1-6]s$' || fail "harmonicsctl: $(ctl show job 2)"
+ctl --json show job 2 | grep -Eq '"holds":true,"outran_for_s":[1-6]\.[0-9],"gated":false' ||
+    fail "harmonicsctl --json: $(ctl --json show job 2)"
+ctl show job 1 | grep -q 'Outran' && fail "harmonicsctl shows job 1 outran: $(ctl show job 1)"
+ctl --json show job 1 | grep -q '"outran_for_s":0.0,' || fail "harmonicsctl --json, job 1: $(ctl --json show job 1)"
+grep -Eq 'job 2: leaf rack[12] runs it free for [56] s: gated, it kept iterating past its period' "$T/coordd.log" ||
+    fail "coordd's log does not say why job 2 runs free"
 for h in $H1 $H2 $H3 $H4; do wait $h || { cat "$T"/h*.out; fail "some hooks got no schedule"; }; done
 grep -h '^SCHED' "$T"/h2-a.out
 
