@@ -310,7 +310,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     v.adopt = lj.has_adopt && lj.adopt && leaf_settled(leaf);
     v.holds = !lj.has_holds || lj.holds;
     update_holds(j);
-    if (leaf == j.owner || (j.owner.empty() && j.leaves.size() <= 1)) note_outran(j, leaf, lj);
+    if (leaf == j.owner || (j.owner.empty() && j.leaves.size() <= 1)) note_outran(j, leaf, lj, registering);
     v.phases.clear();
     for (std::size_t k = 0; k < lj.n_phases && k < sched::JobAggregate::kMaxPhases; ++k)
         v.phases.push_back({lj.phases[k]->start_offset_s, lj.phases[k]->duration_s,
@@ -354,10 +354,14 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
 
 // The deciding leaf's word on whether it runs the job free for outrunning
 // its period (harmonics-schedd's watch_outrunning), kept for harmonicsctl,
-// the job's comment and check_adopt.
-void Coordd::note_outran(CoordJob& j, const std::string& leaf, const Harmonics__LeafJob& lj) {
+// the job's comment and check_adopt, and passed to the job's leaves (a
+// restarted schedd keeps the hold). A registration says nothing of a hold
+// it lacks: the schedd may have restarted and not know it yet; its next
+// proposal does.
+void Coordd::note_outran(CoordJob& j, const std::string& leaf, const Harmonics__LeafJob& lj, bool registering) {
     const double now = mono_s();
     const double until = lj.has_outran_for_s && lj.outran_for_s > 0 ? now + lj.outran_for_s : 0;
+    if (registering && until == 0) return;
     if ((until > 0) != outran(j, now)) {
         if (until > 0)
             HLOG_INFO("job %lld: leaf %s runs it free for %.0f s: gated, it kept iterating past its period",

@@ -122,7 +122,7 @@ private:
     void handle_query(wire::Connection& c, const Harmonics__CtlQuery& q);
     void merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& lj, bool registering);
     void update_holds(CoordJob& j);
-    void note_outran(CoordJob& j, const std::string& leaf, const Harmonics__LeafJob& lj);
+    void note_outran(CoordJob& j, const std::string& leaf, const Harmonics__LeafJob& lj, bool registering);
 
     CoordJob& job(JobId id);
     void set_nodes(CoordJob& j, const std::string& node_list);

@@ -160,6 +160,7 @@ private:
         return (j.run_free || mono_s() < j.outran_until_s) && !measuring(j);
     }
     void watch_outrunning(double now);
+    bool keep_outrun_hold(SchedJob& j, double left_s);
     void update_holds(SchedJob& j, double now);
     // A rank's report counts this long (the aggregate's freshness window).
     double fresh_s() const { return std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s); }

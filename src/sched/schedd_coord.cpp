@@ -160,6 +160,24 @@ void Schedd::on_coord_frame(wire::Connection& c, wire::EnvelopePtr env) {
     }
 }
 
+// The hold the leaf deciding a job gave it for outrunning its period, as
+// coordd passes it on (JobInfo.outran_for_s): a schedd restarted mid-hold
+// keeps it, the job's other leaves plan it free and do not ask to adopt it,
+// and a leaf it is handed to keeps it running free (the simulator's
+// coordinator holds a job, not a leaf's view of it). True when it starts a
+// hold here. An owner that has held the job itself knows better: coordd's
+// echo of its own hold comes a round trip late, and could restart a hold
+// that just ended; so could the last epoch of one on any leaf.
+bool Schedd::keep_outrun_hold(SchedJob& j, double left_s) {
+    const double now = mono_s();
+    if (left_s <= cfg_.epoch_s || j.outran_until_s > now || (owns(j) && j.outran_times > 0)) return false;
+    j.outran_times = std::max(j.outran_times, 1);
+    j.outran_until_s = now + left_s;
+    HLOG_INFO("job %lld: runs free for %.0f s more: gated, it kept iterating past its period (leaf %s, via coordd)",
+              (long long)j.id, left_s, j.owner_leaf.empty() ? leaf_name_.c_str() : j.owner_leaf.c_str());
+    return true;
+}
+
 void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
     bool ended = false, changed = false;
     for (std::size_t i = 0; i < a.n_ended; ++i) {
@@ -212,6 +230,7 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
         }
         j.run_free = run_free;
         j.holds_elsewhere = !ji->has_holds || ji->holds;
+        if (keep_outrun_hold(j, ji->has_outran_for_s ? ji->outran_for_s : 0)) changed = true;
         j.adopted = ji->has_adopted && ji->adopted;
         j.handed_over = ji->has_handed_over && ji->handed_over;
         if (ji->decision && owner != leaf_name_) {
