@@ -95,6 +95,29 @@ TEST(GlobalCoordinator, OwnerIsTheMostContendedLeaf) {
     EXPECT_EQ(owners[2], L[1]);  // ties between leaves 1 and 2 go to the lower id
 }
 
+// coordd gives a cross-leaf job its owner once (Coordd::assign_owners); the
+// simulator's coordinator keeps it too, through its memory, while other
+// jobs come and go: a new owner re-plans the job, and its gate then waits up
+// to a period for the new slot.
+TEST(GlobalCoordinator, AJobKeepsItsFirstOwnerWhileOthersComeAndGo) {
+    FourRacks f;
+    const LocalScheduler local(harmonics::testing::search_options());
+    const JobProfile one = f.job(1, 0.1, 0.04, {0, 1}, 0.5);
+    // At first rack 1 carries jobs 2 and 3 too; then they leave and jobs 4
+    // and 5 load rack 0, the most contended of job 1's leaves from then on.
+    const std::vector<JobProfile> before = {one, f.job(2, 0.1, 0.04, {1, 2}, 0.5), f.job(3, 0.1, 0.04, {1, 2}, 0.5)};
+    const std::vector<JobProfile> after = {one, f.job(4, 0.1, 0.04, {0, 3}, 0.5), f.job(5, 0.1, 0.04, {0, 3}, 0.5)};
+    ConflictMemory memory;
+    const CoordinationResult first = GlobalCoordinator().plan(f.topo, before, {}, local, 0, &memory);
+    EXPECT_EQ(first.owners.at(1), f.L[1]);
+    const CoordinationResult kept = GlobalCoordinator().plan(f.topo, after, first.jobs, local, 1, &memory);
+    EXPECT_EQ(kept.owners.at(1), f.L[1]);
+    EXPECT_EQ(kept.owners.at(4), f.L[0]);
+    // Without memory the owners are the contention of the moment.
+    const CoordinationResult fresh = GlobalCoordinator().plan(f.topo, after, first.jobs, local, 1, nullptr);
+    EXPECT_EQ(fresh.owners.at(1), f.L[0]);
+}
+
 TEST(GlobalCoordinator, EveryMultiLeafJobHasExactlyOneDecision) {
     Topology topo = Topology::make_two_level(8, 4, 12.5e9, 4.0);
     std::mt19937 rng(3);

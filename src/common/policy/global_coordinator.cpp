@@ -35,11 +35,32 @@ std::map<JobId, SwitchId> GlobalCoordinator::assign_owners(const Topology& topo,
     return owners;
 }
 
+namespace {
+
+// Owners as first assigned, for the jobs `first` knows; the others' join it.
+// Recomputed every epoch, an owner moved whenever an arrival or a departure
+// changed which of a job's leaves was the most contended, and the new owner
+// planned the job afresh: a new shift, and a wait of up to a period at the
+// gate for its first slot (a gpt3-6.7b over 8 leaves waited 3.5 s so).
+void keep_first_owners(std::map<JobId, SwitchId>& owners, std::map<JobId, SwitchId>& first) {
+    std::map<JobId, SwitchId> kept;
+    for (auto& [id, leaf] : owners) {
+        auto f = first.find(id);
+        if (f != first.end()) leaf = f->second;
+        kept[id] = leaf;
+    }
+    first.swap(kept);
+}
+
+}  // namespace
+
 CoordinationResult GlobalCoordinator::plan(const Topology& topo, const std::vector<JobProfile>& jobs,
                                            const std::map<JobId, JobDecision>& previous, const LocalScheduler& local,
                                            double now_s, ConflictMemory* memory) const {
     const auto t0 = std::chrono::steady_clock::now();
-    CoordinationEpoch epoch(topo, jobs, previous, local, now_s, max_rounds_, assign_owners(topo, jobs));
+    std::map<JobId, SwitchId> owners = assign_owners(topo, jobs);
+    if (memory) keep_first_owners(owners, memory->assigned);
+    CoordinationEpoch epoch(topo, jobs, previous, local, now_s, max_rounds_, std::move(owners));
     if (memory) epoch.recall(*memory);
     if (memory && local.tuning().free_outrunning) epoch.free_outrunning(*memory);
     if (use_groups_) epoch.group_phases(groups_, memory);

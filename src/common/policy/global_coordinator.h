@@ -45,6 +45,10 @@ struct CoordinationResult {
 // same per job): a job handed to the leaf where it collided stays there, and
 // one that had to run free does so for conflict_free_hold_s (policy/holds.h).
 struct ConflictMemory {
+    // Each cross-leaf job's owner as first assigned (assign_owners): coordd
+    // gives a job its owner once, when it first spans two leaves, and keeps
+    // it while other jobs come and go (Coordd::assign_owners).
+    std::map<JobId, SwitchId> assigned;
     std::map<JobId, SwitchId> owner;
     std::map<JobId, SwitchId> adopted;   // free jobs handed to a leaf they harmed there (a subset of owner)
     std::map<JobId, double> free_until_s;
