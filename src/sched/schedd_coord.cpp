@@ -164,12 +164,17 @@ void Schedd::on_coord_frame(wire::Connection& c, wire::EnvelopePtr env) {
 // coordd passes it on (JobInfo.outran_for_s): a schedd restarted mid-hold
 // keeps it, the job's other leaves plan it free and do not ask to adopt it,
 // and a leaf it is handed to keeps it running free (the simulator's
-// coordinator holds a job, not a leaf's view of it). True when it starts a
-// hold here. An owner that has held the job itself knows better: coordd's
-// echo of its own hold comes a round trip late, and could restart a hold
-// that just ended; so could the last epoch of one on any leaf.
+// coordinator holds a job, not a leaf's view of it). True when it starts or
+// ends a hold here. An owner that has held the job itself knows better:
+// coordd's echo of its own hold comes a round trip late, and could restart a
+// hold that just ended; so could the last epoch of one on any leaf. Another
+// leaf's hold ends when coordd says so: the owner may gate the job again.
 bool Schedd::keep_outrun_hold(SchedJob& j, double left_s) {
     const double now = mono_s();
+    if (!owns(j) && left_s <= 0 && j.outran_until_s > now) {
+        j.outran_until_s = 0;
+        return true;
+    }
     if (left_s <= cfg_.epoch_s || j.outran_until_s > now || (owns(j) && j.outran_times > 0)) return false;
     j.outran_times = std::max(j.outran_times, 1);
     j.outran_until_s = now + left_s;
