@@ -35,6 +35,10 @@ add_test(sim.quickstart ${HARMONICS_SRCDIR}/testsuite/system/sim/check.sh
   ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} quickstart)
 set_tests_properties(sim.quickstart PROPERTIES TIMEOUT 60)
 
+# --- contrib/eval/battery-compare on two small battery files ---
+add_test(eval.battery-compare ${HARMONICS_SRCDIR}/testsuite/system/eval/battery-compare.sh ${HARMONICS_SRCDIR})
+set_tests_properties(eval.battery-compare PROPERTIES TIMEOUT 30)
+
 # --- Daemons: harmonics-schedd, harmonics-coordd, harmonicsctl on loopback
 # with a private munged (testsuite/system/daemons). Each test owns its temp
 # dir and ports; the lock keeps their timing-sensitive parts apart on the
