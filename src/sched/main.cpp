@@ -14,7 +14,8 @@ namespace {
 void usage(FILE* f) {
     std::fprintf(f,
                  "usage: harmonics-schedd [-f harmonics.conf] [--leaf NAME] [--listen HOST:PORT]\n"
-                 "                        [--coord HOST:PORT|none] [--log FILE|syslog] [-v] [--version]\n"
+                 "                        [--coord HOST:PORT|none] [--idle-timeout SECONDS] [--log FILE|syslog]\n"
+                 "                        [-v] [--version]\n"
                  "Runs the Local Scheduler of one leaf switch. See harmonics-schedd(8).\n");
 }
 

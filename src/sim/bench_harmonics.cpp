@@ -380,6 +380,20 @@ std::vector<std::string> split(const std::string& s) {
     return out;
 }
 
+void usage(FILE* f) {
+    std::fprintf(f,
+                 "usage: bench-harmonics [--OPTION VALUE]...   (doc/evaluation.md, doc/scale.md)\n"
+                 "  one leaf:  --leaf-jobs N (32; 0: skip) --leaf-periods N (1) --repeat N (20)\n"
+                 "  clusters:  --sizes N,N (128,1024,8192; \"\": skip) --policies NAME,NAME (harmonics,cassini)\n"
+                 "             --time-limit S (optimal's solver limit, 10)\n"
+                 "  JCT runs:  --jct-sizes N,N (none) --jct-policies NAME,NAME (fair,harmonics,cassini)\n"
+                 "             --min-runtime S --max-runtime S (20, 60) --arrivals N (0) --arrival-rate PER_S (0.3)\n"
+                 "             --jitter SHARE (0) --measuring SHARE (0) --duration S --explain 0|1\n"
+                 "  generated: --utilisation U (0.9) --placement rack-aware|linear|scattered --oversubscription R (3)\n"
+                 "             --models NAME,NAME (the whole library) --seed N (1) --tuning KEY=VALUE\n"
+                 "  --help     this text\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -387,8 +401,19 @@ int main(int argc, char** argv) {
     std::vector<std::string> sizes = {"128", "1024", "8192"}, policies = {"harmonics", "cassini"};
     std::vector<std::string> jct_sizes, jct_policies = {"fair", "harmonics", "cassini"};
     BenchOptions o;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
         std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        }
+        // Every option takes a value: one left without is a mistake, not a
+        // request for the default run (which takes minutes).
+        if (i + 1 == argc) {
+            std::fprintf(stderr, "bench-harmonics: %s needs a value\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
         const char* v = argv[i + 1];
         if (a == "--leaf-jobs") leaf_n = std::atoi(v);
         else if (a == "--leaf-periods") leaf_periods = std::atoi(v);
@@ -432,6 +457,7 @@ int main(int argc, char** argv) {
         }
         else {
             std::fprintf(stderr, "bench-harmonics: unknown option %s\n", argv[i]);
+            usage(stderr);
             return 2;
         }
     }

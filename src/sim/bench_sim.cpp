@@ -20,12 +20,13 @@ using namespace harmonics::sim;
 
 int main(int argc, char** argv) {
     std::string policy_name = "fair", scenario_name = "bench";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (std::strcmp(argv[i], "--policy") == 0) policy_name = argv[i + 1];
-        else if (std::strcmp(argv[i], "--scenario") == 0) scenario_name = argv[i + 1];
-        else {
-            std::fprintf(stderr, "usage: bench-sim [--policy NAME] [--scenario NAME]\n");
-            return 2;
+    for (int i = 1; i < argc; i += 2) {
+        const bool help = std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
+        if (!help && i + 1 < argc && std::strcmp(argv[i], "--policy") == 0) policy_name = argv[i + 1];
+        else if (!help && i + 1 < argc && std::strcmp(argv[i], "--scenario") == 0) scenario_name = argv[i + 1];
+        else {   // --help, an unknown option, or one without its value
+            std::fprintf(help ? stdout : stderr, "usage: bench-sim [--policy NAME] [--scenario NAME]\n");
+            return help ? 0 : 2;
         }
     }
     try {

@@ -11,6 +11,9 @@
 #                  no worse than with job 4 only measuring (the lock plan's case)
 #   shifts         bench-shifts finds testbed-paper's collision-free plan at
 #                  120 / 180 ms (comm = the bound) and names a bad --period
+#   bench-usage    bench-harmonics and bench-sim answer --help with their options
+#                  and refuse an option left without its value (before, both
+#                  ran their default benchmark, minutes of it, instead)
 set -euo pipefail
 SRC=$1 BUILD=$2 CASE=$3
 SIM=$BUILD/src/sim/harmonics-sim
@@ -84,6 +87,24 @@ shifts)
   grep -q "no --period for model bert-large" "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
   if "$B" --period vgg16:118 2>"$TMP/err"; then fail "accepted --period vgg16:118"; fi
   grep -q "expected MODEL=MS, got 'vgg16:118'" "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
+  ;;
+bench-usage)
+  for b in bench-harmonics bench-sim; do
+    B=$BUILD/src/sim/$b
+    timeout 20 "$B" --help >"$TMP/out" 2>"$TMP/err" || fail "$b --help: exit $? (ran its benchmark?)"
+    grep -q "^usage: $b " "$TMP/out" || fail "$b --help: no usage on stdout: $(cat "$TMP/out")"
+    rc=0; timeout 20 "$B" --seed >"$TMP/out" 2>"$TMP/err" || rc=$?
+    [ "$rc" -eq 2 ] || fail "$b --seed (no value): exit $rc, expected 2"
+    grep -q "^usage: $b " "$TMP/err" || fail "$b --seed: no usage on stderr"
+    [ ! -s "$TMP/out" ] || fail "$b --seed: it ran: $(head -2 "$TMP/out")"
+  done
+  "$BUILD/src/sim/bench-harmonics" --seed 2>"$TMP/err" && fail "bench-harmonics --seed: exit 0"
+  grep -q "^bench-harmonics: --seed needs a value$" "$TMP/err" ||
+    fail "bench-harmonics does not name the option left without a value"
+  "$BUILD/src/sim/bench-harmonics" --help >"$TMP/out"
+  for opt in --leaf-jobs --sizes --jct-sizes --models --placement --tuning --measuring; do
+    grep -q -- "$opt" "$TMP/out" || fail "bench-harmonics --help does not list $opt"
+  done
   ;;
 all-holding)
   # At the slack rule's old margin (0.8 of the slack for a leaf's own plan)
