@@ -56,8 +56,13 @@ int main(int argc, char** argv) {
                                {"jobs", required_argument, nullptr, 'j'},   {"ranks", required_argument, nullptr, 'r'},
                                {"duration", required_argument, nullptr, 'd'}, {"cpu", required_argument, nullptr, 'c'},
                                {"load-cpu", required_argument, nullptr, 'C'}, {"job-base", required_argument, nullptr, 'b'},
-                               {"periods", required_argument, nullptr, 'p'},
+                               {"periods", required_argument, nullptr, 'p'}, {"help", no_argument, nullptr, 'h'},
                                {nullptr, 0, nullptr, 0}};
+    auto usage = [](FILE* f) {
+        std::fprintf(f, "usage: harmonics-bench-schedd --config harmonics.conf --leaf NAME [--jobs N (64)] [--ranks N (8)]\n"
+                        "                              [--periods N (1)] [--duration S (5)] [--cpu N (0)] [--load-cpu N (1)]\n"
+                        "                              [--job-base ID (1000)]   (doc/benchmarks.md)\n");
+    };
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
         switch (ch) {
@@ -70,7 +75,8 @@ int main(int argc, char** argv) {
         case 'C': load_cpu = std::atoi(optarg); break;
         case 'b': job_base = std::atoi(optarg); break;
         case 'p': periods = std::max(1, std::atoi(optarg)); break;
-        default: return 2;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
         }
     }
     if (const char* m = std::getenv("HARMONICS_MUNGE_SOCKET")) munge = m;
