@@ -109,11 +109,12 @@ std::map<std::string, double> parse_periods(const std::string& arg) {
     return out;
 }
 
-int usage() {
-    std::fprintf(stderr,
+// The usage on stderr for a mistake (exit 2), on stdout when asked (exit 0).
+int usage(bool asked = false) {
+    std::fprintf(asked ? stdout : stderr,
                  "usage: bench-shifts --period MODEL=MS[,MODEL=MS...] [--scenario NAME] [--restarts N]\n"
                  "                    [--objective comm|slowdown] [--seed N]\n");
-    return 2;
+    return asked ? 0 : 2;
 }
 
 }  // namespace
@@ -122,6 +123,8 @@ int main(int argc, char** argv) {
     std::string scenario = "testbed-paper", periods, objective = "comm";
     int restarts = 100;
     unsigned seed = 1;
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return usage(true);
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         if (a == "--period") periods = argv[i + 1];

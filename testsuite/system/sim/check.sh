@@ -11,7 +11,7 @@
 #                  no worse than with job 4 only measuring (the lock plan's case)
 #   shifts         bench-shifts finds testbed-paper's collision-free plan at
 #                  120 / 180 ms (comm = the bound) and names a bad --period
-#   bench-usage    bench-harmonics and bench-sim answer --help with their options
+#   bench-usage    bench-harmonics, bench-sim and bench-shifts answer --help with their options
 #                  and refuse an option left without its value (before, both
 #                  ran their default benchmark, minutes of it, instead)
 set -euo pipefail
@@ -89,7 +89,7 @@ shifts)
   grep -q "expected MODEL=MS, got 'vgg16:118'" "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
   ;;
 bench-usage)
-  for b in bench-harmonics bench-sim; do
+  for b in bench-harmonics bench-sim bench-shifts; do
     B=$BUILD/src/sim/$b
     timeout 20 "$B" --help >"$TMP/out" 2>"$TMP/err" || fail "$b --help: exit $? (ran its benchmark?)"
     grep -q "^usage: $b " "$TMP/out" || fail "$b --help: no usage on stdout: $(cat "$TMP/out")"
