@@ -11,9 +11,9 @@
 #                  no worse than with job 4 only measuring (the lock plan's case)
 #   shifts         bench-shifts finds testbed-paper's collision-free plan at
 #                  120 / 180 ms (comm = the bound) and names a bad --period
-#   bench-usage    bench-harmonics, bench-sim and bench-shifts answer --help with their options
-#                  and refuse an option left without its value (before, both
-#                  ran their default benchmark, minutes of it, instead)
+#   bench-usage    bench-harmonics, bench-sim and bench-shifts answer --help with their usage
+#                  (exit 0) and refuse an option left without its value (exit 2);
+#                  before, the first two ran their default benchmark, minutes of it
 set -euo pipefail
 SRC=$1 BUILD=$2 CASE=$3
 SIM=$BUILD/src/sim/harmonics-sim
