@@ -204,3 +204,24 @@ TEST(EventSender, PushNeverWaitsForAStalledCoordd) {
     EXPECT_EQ(s.delivered(), 0u);
     EXPECT_EQ(s.queued(), 64u);
 }
+
+// After a long outage the backoff has grown to seconds; a job that starts
+// once coordd is back must not wait it out: a new event cuts the backoff
+// short (at most one try per 0.5 s). Tries fail at 0, 0.5, 1.5 and 3.5 s,
+// so at 5 s the next scheduled one is at 7.5 s.
+TEST(EventSender, ANewEventCutsTheBackoffShortWhenCoorddIsBack) {
+    TempDir d;
+    notify::EventSender s(target(d), 16, [](bool, const std::string&) {});
+    s.push(ev(1, true));
+    std::this_thread::sleep_for(seconds(5));
+    EXPECT_EQ(s.delivered(), 0u);
+    FakeCoordd coordd(target(d).socket);   // coordd comes back
+    auto t0 = steady_clock::now();
+    s.push(ev(2, true));
+    ASSERT_TRUE(eventually([&] { return s.delivered() == 2; }));
+    EXPECT_LT(duration<double>(steady_clock::now() - t0).count(), 1.5);
+    auto got = coordd.events();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].first, 1);   // the queued one first, in order
+    EXPECT_EQ(got[1].first, 2);
+}

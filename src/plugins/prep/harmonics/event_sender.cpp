@@ -33,6 +33,7 @@ void EventSender::push(JobEvent e) {
             ++dropped_;
         }
         queue_.push_back(std::move(e));
+        fresh_ = true;
     }
     cv_.notify_one();
 }
@@ -73,16 +74,21 @@ void EventSender::run() {
     double retry_s = kRetryMin_s;
     bool outage_logged = false;
     auto next_try = std::chrono::steady_clock::now();
+    auto earliest_try = next_try;
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(mu_);
             cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
             if (stop_) return;
-            // After a failure, wait out the backoff (a push does not cut it short).
+            // After a failure, wait out the backoff; a new event cuts it short
+            // (coordd may be back, and a job start is worth a cheap try), but
+            // never to less than kRetryMin_s after the last try.
             if (std::chrono::steady_clock::now() < next_try) {
-                cv_.wait_until(lock, next_try, [this] { return stop_; });
+                cv_.wait_until(lock, next_try, [this] { return stop_ || fresh_; });
+                if (!stop_ && fresh_) cv_.wait_until(lock, earliest_try, [this] { return stop_; });
                 if (stop_) return;
             }
+            fresh_ = false;
         }
         std::string err;
         bool ok = client.is_open() || open_connection(target_, "slurmctld prep/harmonics", &client, &err);
@@ -96,6 +102,7 @@ void EventSender::run() {
                 outage_logged = false;
             }
             retry_s = kRetryMin_s;
+            next_try = std::chrono::steady_clock::now();   // a try cut short may have succeeded
             continue;
         }
         client.close();
@@ -104,8 +111,9 @@ void EventSender::run() {
                            "); events are queued (at most " + std::to_string(capacity_) + ")");
             outage_logged = true;
         }
-        next_try = std::chrono::steady_clock::now() +
-                   std::chrono::milliseconds(static_cast<long>(retry_s * 1000));
+        const auto failed_at = std::chrono::steady_clock::now();
+        earliest_try = failed_at + std::chrono::milliseconds(static_cast<long>(kRetryMin_s * 1000));
+        next_try = failed_at + std::chrono::milliseconds(static_cast<long>(retry_s * 1000));
         retry_s = std::min(retry_s * 2, kRetryMax_s);
     }
 }

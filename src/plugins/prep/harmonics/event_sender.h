@@ -2,7 +2,8 @@
 // calls the PrEp callbacks under its job write lock, so push() only copies
 // the event into a bounded queue and returns; a thread of our own connects,
 // sends and waits for acks. While coordd is away events stay queued (oldest
-// dropped and counted when full) and go out when it returns; coordd
+// dropped and counted when full) and go out when it returns (at the next
+// retry, or at once when a new event comes, at most every 0.5 s); coordd
 // reconciles whatever was dropped through libslurm.
 #pragma once
 
@@ -48,6 +49,7 @@ private:
     std::deque<JobEvent> queue_;
     std::size_t dropped_ = 0, delivered_ = 0;
     bool stop_ = false;
+    bool fresh_ = false;   // an event was pushed since the last try
     std::thread thread_;
 };
 
