@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <random>
@@ -203,6 +204,7 @@ struct BenchOptions {
     double arrival_rate = 0.3;
     double jitter = 0;
     double measuring = 0;  // share of the jobs whose hooks never hold (Gate=no)
+    bool random_phases = false;   // jobs at time 0 start within their first period
     double duration_s = 0;
     bool explain = false;
     std::vector<std::string> models;  // generator's model mix; empty: the whole library
@@ -329,11 +331,12 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
     sim::Scenario sc = sim::generate_scenario(gp);
     std::vector<sim::SimJob> placed = sim::prepare_jobs(sc);
     const int measuring = sim::mark_measuring(placed, o.measuring, o.seed);
+    const int phased = o.random_phases ? sim::spread_start_phases(placed, sc.topo, o.seed) : 0;
     sim::Fragmentation f = sim::fragmentation(sc.topo, sc.specs);
     std::printf("jct-scenario nodes=%d placement=%s utilisation=%.2f jobs=%zu spanning=%d crowded_uplinks=%d arrivals=%d arrival_rate=%.3f jitter=%.3f "
-                "runtime_s=%.0f-%.0f oversubscription=%.1f measuring=%d\n",
+                "runtime_s=%.0f-%.0f oversubscription=%.1f measuring=%d random_phases=%d\n",
                 nodes, sim::placement_rule_name(o.placement), o.utilisation, placed.size(), f.spanning, f.crowded_uplinks, o.arrivals, o.arrival_rate, o.jitter,
-                o.min_runtime_s, o.max_runtime_s, o.oversubscription, measuring);
+                o.min_runtime_s, o.max_runtime_s, o.oversubscription, measuring, phased);
     sim::EngineConfig ec;
     ec.epoch_s = sc.epoch_s;
     ec.end_s = sc.duration_s;
@@ -389,6 +392,7 @@ void usage(FILE* f) {
                  "  JCT runs:  --jct-sizes N,N (none) --jct-policies NAME,NAME (fair,harmonics,cassini)\n"
                  "             --min-runtime S --max-runtime S (20, 60) --arrivals N (0) --arrival-rate PER_S (0.3)\n"
                  "             --jitter SHARE (0) --measuring SHARE (0) --duration S --explain 0|1\n"
+                 "             --start-phases aligned|random (aligned: the running jobs start together)\n"
                  "  generated: --utilisation U (0.9) --placement rack-aware|linear|scattered --oversubscription R (3)\n"
                  "             --models NAME,NAME (the whole library) --seed N (1) --tuning KEY=VALUE\n"
                  "  --help     this text\n");
@@ -445,6 +449,13 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "bench-harmonics: --measuring must be a share in [0, 1], not '%s'\n", v);
                 return 2;
             }
+        }
+        else if (a == "--start-phases") {
+            if (std::strcmp(v, "aligned") != 0 && std::strcmp(v, "random") != 0) {
+                std::fprintf(stderr, "bench-harmonics: --start-phases is aligned or random, not '%s'\n", v);
+                return 2;
+            }
+            o.random_phases = std::strcmp(v, "random") == 0;
         }
         else if (a == "--duration") o.duration_s = std::atof(v);
         else if (a == "--models") o.models = split(v);

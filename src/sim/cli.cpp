@@ -64,6 +64,11 @@ void print_usage() {
         "                         their hooks never hold (Gate=no); harmonics plans them free,\n"
         "                         or where they lock behind gated bursts\n"
         "  --measuring-jobs ID,.. these jobs measure only (with or without --measuring-share)\n"
+        "  --start-phases aligned|random\n"
+        "                         jobs that start at time 0 (a busy cluster's running jobs,\n"
+        "                         a testbed) begin together (aligned, the default) or each at\n"
+        "                         a moment drawn from its first period (random, from --seed),\n"
+        "                         as jobs already running at unrelated phases would\n"
         "  --gate-cap S           longest a collective is held at the gate (default:\n"
         "                         harmonics.conf GateCap; 0 = up to one period, the next slot)\n"
         "output:\n"
@@ -148,6 +153,12 @@ CliOptions parse_cli(int argc, char** argv) {
             std::vector<std::string> ids;
             split_names(value(), ids);
             for (const std::string& id : ids) o.measuring_jobs.push_back(static_cast<JobId>(to_long(a, id)));
+        }
+        else if (a == "--start-phases") {
+            const std::string v = value();
+            if (v != "aligned" && v != "random")
+                throw std::invalid_argument("--start-phases: '" + v + "' is neither aligned nor random");
+            o.random_phases = v == "random";
         }
         else if (a == "--oversubscription") o.oversubscription = to_double(a, value());
         else if (a == "--seed") o.seed = static_cast<unsigned>(to_long(a, value()));
@@ -236,6 +247,8 @@ int run(const CliOptions& o) {
     std::vector<SimJob> jobs = prepare_jobs(sc);
     mark_measuring(jobs, o.measuring_share, o.seed);
     mark_measuring_jobs(jobs, o.measuring_jobs);
+    if (o.random_phases && spread_start_phases(jobs, sc.topo, o.seed) > 0)
+        sc.description += " (jobs at time 0 start at random phases)";
     if (const auto n = std::count_if(jobs.begin(), jobs.end(), [](const SimJob& j) { return !j.profile.holds; }); n > 0)
         sc.description += " (" + std::to_string(n) + " of " + std::to_string(jobs.size()) + " jobs measuring only)";
     std::vector<std::string> names = o.policies.empty() ? policy_names() : o.policies;

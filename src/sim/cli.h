@@ -29,6 +29,7 @@ struct CliOptions {
     double compute_jitter = 0;         // measurement noise: ±share of each iteration's compute
     double measuring_share = 0;        // share of the jobs whose hooks only measure (Gate=no)
     std::vector<JobId> measuring_jobs; // and these, by id
+    bool random_phases = false;        // jobs starting at 0 start within their first period
     unsigned seed = 1;
     std::string json, csv, out;
     bool quiet = false;

@@ -48,6 +48,15 @@ int mark_measuring(std::vector<SimJob>& jobs, double share, unsigned seed);
 // that is not among `jobs`.
 void mark_measuring_jobs(std::vector<SimJob>& jobs, const std::vector<JobId>& ids);
 
+// Jobs that start at time 0 (a busy cluster's snapshot, a hand-written
+// testbed) begin their first iterations together, so their first collectives
+// are in one phase; on a cluster that is already running they sit at
+// unrelated points of their iterations. Moves each such job's start to a
+// moment drawn uniformly from its first isolated period (a stream of `seed`
+// of its own, so the scenario's other draws stay the same). Placements are
+// unchanged: prepare_jobs has already given the nodes. Returns how many moved.
+int spread_start_phases(std::vector<SimJob>& jobs, const Topology& topo, unsigned seed);
+
 // The timeline window: the scenario's, or four median isolated periods from
 // two epochs after the last arrival, when the policy has had decision rounds.
 void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s);

@@ -156,6 +156,17 @@ void mark_measuring_jobs(std::vector<SimJob>& jobs, const std::vector<JobId>& id
     }
 }
 
+int spread_start_phases(std::vector<SimJob>& jobs, const Topology& topo, unsigned seed) {
+    Random rng(0x70686173ULL ^ seed);
+    int moved = 0;
+    for (SimJob& j : jobs) {
+        if (j.arrival_s != 0) continue;
+        j.arrival_s = rng.uniform(0, isolated_iteration_s(j.profile, topo));
+        ++moved;
+    }
+    return moved;
+}
+
 void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s) {
     if (scenario.trace_to_s > scenario.trace_from_s) {
         *from_s = scenario.trace_from_s;

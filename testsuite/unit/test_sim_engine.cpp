@@ -256,6 +256,34 @@ TEST(SimEngine, AJobThatDoesNotHoldIgnoresItsGate) {
     EXPECT_THROW(mark_measuring_jobs(named, {41}), std::invalid_argument);
 }
 
+// harmonics-sim --start-phases random: the jobs that start at time 0 start
+// instead at moments drawn from their first isolated period, the same ones
+// for the same seed; a job arriving later keeps its arrival, and the
+// simulator counts each job's time from its own start.
+TEST(SimEngine, RandomStartPhasesMoveOnlyTheJobsAtTimeZeroWithinTheirFirstPeriod) {
+    Topology t = two_racks();
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 5), job(2, t, "n2", "n4", 0.1, 0.1, 1 * kGB, 5),
+                                job(3, t, "n1", "n4", 0.1, 0.1, 1 * kGB, 5, 5.0)};
+    const double period = isolated_iteration_s(jobs[0].profile, t);
+    std::vector<SimJob> again = jobs, other = jobs;
+    EXPECT_EQ(spread_start_phases(jobs, t, 7), 2);
+    spread_start_phases(again, t, 7);
+    spread_start_phases(other, t, 8);
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_GE(jobs[i].arrival_s, 0);
+        EXPECT_LT(jobs[i].arrival_s, period);
+        EXPECT_EQ(jobs[i].arrival_s, again[i].arrival_s);
+    }
+    EXPECT_NE(jobs[0].arrival_s, jobs[1].arrival_s);
+    EXPECT_NE(jobs[0].arrival_s, other[0].arrival_s);
+    EXPECT_EQ(jobs[2].arrival_s, 5.0);
+    RunResult r = simulate(t, jobs, nullptr, EngineConfig{});
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(r.jobs[i].arrival_s, jobs[i].arrival_s);
+        EXPECT_GE(r.jobs[i].finish_s - r.jobs[i].arrival_s, 5 * period - 1e-9);
+    }
+}
+
 TEST(SimEngine, StrictPriorityServesTheHigherClassFirst) {
     Topology t = two_racks();
     // Job 1 (class 0) takes the whole uplink: 0.1-0.2 s. Job 2 (class 1) gets

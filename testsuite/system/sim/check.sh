@@ -11,6 +11,9 @@
 #                  no worse than with job 4 only measuring (the lock plan's case)
 #   shifts         bench-shifts finds testbed-paper's collision-free plan at
 #                  120 / 180 ms (comm = the bound) and names a bad --period
+#   start-phases   --start-phases random starts a busy cluster's running jobs each within
+#                  its first period (none at 0 and none past it), the same for one seed;
+#                  aligned starts them all at 0; another word is refused by name
 #   bench-usage    bench-harmonics, bench-sim and bench-shifts answer --help with their usage
 #                  (exit 0) and refuse an option left without its value (exit 2);
 #                  before, the first two ran their default benchmark, minutes of it
@@ -142,6 +145,21 @@ deterministic)
   "$SIM" --quiet --racks 8 --nodes-per-rack 4 --jobs 20 --arrival-rate 0.5 --duration 120 --seed 12 \
     --policy fair --csv "$TMP/j3.csv" >/dev/null
   ! cmp -s "$TMP/j1.csv" "$TMP/j3.csv" || fail "another seed gave the same jobs"
+  ;;
+start-phases)
+  args=(--quiet --racks 4 --nodes-per-rack 4 --utilisation 0.9 --jobs 0 --min-runtime 5 --max-runtime 10
+        --policy fair --seed 3)
+  "$SIM" "${args[@]}" --csv "$TMP/a.csv" >/dev/null || fail "aligned run failed"
+  "$SIM" "${args[@]}" --start-phases random --csv "$TMP/r1.csv" >/dev/null || fail "random run failed"
+  "$SIM" "${args[@]}" --start-phases random --csv "$TMP/r2.csv" >/dev/null || fail "random run failed"
+  cmp "$TMP/r1.csv" "$TMP/r2.csv" || fail "random phases differ for one seed"
+  # Columns: 6 arrival_s, 10 isolated_ms.
+  awk -F, 'NR > 1 && $6 != 0 { bad = 1 } END { exit bad }' "$TMP/a.csv" || fail "aligned: a job starts after 0"
+  awk -F, 'NR > 1 { n++; if (!($6 > 0 && $6 * 1000 < $10)) bad = 1 } END { exit bad || n < 2 }' "$TMP/r1.csv" ||
+    { cat "$TMP/r1.csv"; fail "random: a start outside (0, first period)"; }
+  [ "$(cut -d, -f6 "$TMP/r1.csv" | sort -u | wc -l)" -ge 3 ] || fail "random: the starts do not differ"
+  if "$SIM" "${args[@]}" --start-phases sideways >/dev/null 2>"$TMP/err"; then fail "sideways accepted"; fi
+  grep -q -- "--start-phases: 'sideways'" "$TMP/err" || { cat "$TMP/err"; fail "no named error"; }
   ;;
 deterministic-under-load)
   # Harmonics' leaf searches run out of budget on this workload (seven 4.5 s
