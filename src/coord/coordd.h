@@ -16,6 +16,7 @@
 
 #include "config/harmonics_conf.h"
 #include "policy/holds.h"
+#include "policy/outrun.h"
 #include "policy/policy.h"
 #include "sched/job_aggregate.h"
 #include "slurm_link.h"
@@ -126,7 +127,9 @@ private:
 
     CoordJob& job(JobId id);
     void set_nodes(CoordJob& j, const std::string& node_list);
-    bool profile_of(const CoordJob& j, JobProfile* p) const;
+    // `natural_s` (optional): its period net of the gate's holds.
+    bool profile_of(const CoordJob& j, JobProfile* p, double* natural_s = nullptr) const;
+    bool leaves_family_outrun(CoordJob& j, double natural_s, double now);
     void assign_owners();
     void plan_groups();
     bool registrations_settled();
@@ -185,6 +188,7 @@ private:
     std::uint64_t group_plans_ = 0;     // phase-group plans that changed a decision (their epoch)
     // Jobs of phase families refused for their overloads (monotonic clock).
     RefusalHolds group_refused_;
+    OutrunWatch family_outrun_;   // members far past their family's period (policy/outrun.h)
     // A job's period became known: plan phase groups before acting on slack
     // reports (the owners' conflict rule would otherwise hand over jobs a
     // family is about to take), not only at the next tick.

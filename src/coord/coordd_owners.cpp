@@ -204,7 +204,7 @@ void Coordd::end_run_free(double now) {
 // The job as the policy code sees it, from the leaf whose measured period is
 // the rank-weighted median over its leaves (sched::median_leaf); false when
 // none has measured its period and phases yet.
-bool Coordd::profile_of(const CoordJob& j, JobProfile* p) const {
+bool Coordd::profile_of(const CoordJob& j, JobProfile* p, double* natural_s) const {
     std::vector<sched::LeafSummary> leaves;
     for (auto& [leaf, v] : j.views) leaves.push_back({v.ranks, v.period_s, &v.phases});
     sched::JobSummary sum;
@@ -216,7 +216,27 @@ bool Coordd::profile_of(const CoordJob& j, JobProfile* p) const {
     for (const std::string& n : j.leaves)
         if (SwitchId s = topo_.find_switch(n); s >= 0) lv.push_back(s);
     *p = sched::build_profile(topo_, j.id, j.nodes, lv, sum);
+    if (natural_s) *natural_s = sched::natural_period_s(sum);
     return sum.period_s > 0 && !sum.phases.empty();
+}
+
+// A family member still more than kFamilyOutrunTolerance past the family's
+// period, net of the gate's holds, after kFamilyOutrunS (policy/outrun.h; the
+// simulator's CoordinationEpoch::free_outrunning does the same): it misses
+// its slots for good. Out of families for a refusal hold, and free as long:
+// the hold travels to its leaves as JobInfo.outran_for_s, as an owner's own
+// outrun hold does, so the owner it goes back to plans it free. Off with
+// FreeOutrunning=no, as the owners' rule.
+bool Coordd::leaves_family_outrun(CoordJob& j, double natural_s, double now) {
+    const bool watched = cfg_.free_outrunning && grouped(j) && j.decision && j.decision->gated;
+    const JobDecision d = watched ? *j.decision : JobDecision{};
+    if (!family_outrun_.seen(j.id, d, outruns(natural_s, d, kFamilyOutrunTolerance), now, kFamilyOutrunS)) return false;
+    const double hold_s = group_refused_.refuse(j.id, now, kConflictFreeHoldEpochs * cfg_.epoch_s);
+    j.outran_until = now + hold_s;
+    HLOG_INFO("job %lld: in its phase family at period %.4f s it iterated at %.4f s (net of the gate's holds) for "
+              "%.0f s: it misses its slots; out of families and free for %.0f s",
+              (long long)j.id, d.period_s, natural_s, std::max(kFamilyOutrunS, kOutrunIterations * d.period_s), hold_s);
+    return true;
 }
 
 bool Coordd::grouped(const CoordJob& j) const { return j.owner == wire::kCoordinatorOwner; }
@@ -297,15 +317,19 @@ void Coordd::plan_groups() {
     std::vector<size_t> eligible;
     std::map<JobId, JobDecision> previous;
     std::map<JobId, SwitchId> owners;
+    std::set<JobId> present;
     for (auto& [id, j] : jobs_) {
         if (j.ended || j.leaves.size() < 2 || !j.holds) continue;
         JobProfile p;
-        if (!profile_of(j, &p)) continue;   // nothing measured yet
-        if (grouped(j) && j.decision) previous[id] = *j.decision;
+        double natural_s = 0;
+        if (!profile_of(j, &p, &natural_s)) continue;   // nothing measured yet
+        present.insert(id);
+        if (grouped(j) && j.decision && !leaves_family_outrun(j, natural_s, now)) previous[id] = *j.decision;
         owners[id] = topo_.find_switch(j.owner);
         if (!group_refused_.held(id, now)) eligible.push_back(profiles.size());
         profiles.push_back(std::move(p));
     }
+    family_outrun_.forget_all_but(present);
     if (eligible.empty() && previous.empty()) return;
     const PolicyOptions po = policy_options(cfg_);
     const PhaseGroupPlan plan =

@@ -247,6 +247,56 @@ TEST(PhaseGroups, CoordinatorRetriesARefusedFamilyLessAndLessOften) {
     EXPECT_EQ(memory.group_refused.times(1), 3);
 }
 
+// A member whose measured period (net of the gate's holds) stays more than
+// kFamilyOutrunTolerance past its family's leaves the family after
+// kFamilyOutrunS and runs free, held out of families; within the tolerance
+// (a family settling) it stays. The other members stay either way.
+TEST(PhaseGroups, AMemberFarPastItsFamilysPeriodLeavesAfterThirtySeconds) {
+    FourRacks f;
+    const std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
+    PolicyOptions po;
+    LocalScheduler local(po, local_tuning(po));
+    // Member `slow`'s measured period `factor` times the family's; returns
+    // from which epoch (one a second) it is out of families (-1: never).
+    const auto left_at = [&](double factor, JobId* slow) {
+        GlobalCoordinator coord;
+        coord.use_phase_groups(phase_group_options(po, local_tuning(po)));
+        ConflictMemory memory;
+        std::map<JobId, JobDecision> previous;
+        int left = -1;
+        for (int epoch = 0; epoch <= 45; ++epoch) {
+            std::vector<JobProfile> now = jobs;
+            for (JobProfile& j : now) {
+                auto p = previous.find(j.id);
+                if (p != previous.end() && p->second.gated)
+                    j.measured_period_s = (j.id == *slow ? factor : 1.0) * p->second.period_s;
+            }
+            const CoordinationResult r = coord.plan(f.topo, now, previous, local, epoch, &memory);
+            if (epoch == 0) {
+                *slow = 0;
+                for (const auto& [id, d] : r.jobs)
+                    if (d.gated && d.group >= 0 && *slow == 0) *slow = id;
+                EXPECT_NE(*slow, 0) << r.groups_explain;
+            }
+            int members = 0;
+            for (const auto& [id, d] : r.jobs) members += id != *slow && d.group >= 0 && d.gated;
+            EXPECT_GE(members, 3) << "epoch " << epoch;
+            const bool out = !r.jobs.at(*slow).gated && !memory.grouped.count(*slow);
+            if (out && left < 0) left = epoch;
+            if (left >= 0) {
+                EXPECT_TRUE(out) << "epoch " << epoch << " (left at " << left << ")";
+            }
+            previous = r.jobs;
+        }
+        return left;
+    };
+    JobId slow = 0;
+    // Outrunning from epoch 1 on: out once 30 s have passed, at epoch 31.
+    EXPECT_EQ(left_at(1.10, &slow), 31);
+    EXPECT_TRUE(slow != 0);
+    EXPECT_EQ(left_at(1.04, &slow), -1);
+}
+
 TEST(PhaseGroups, FamilyInForceKeepsItsWindowsAndANewcomerTakesAFreeOne) {
     FourRacks f;
     std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);

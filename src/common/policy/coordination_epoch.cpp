@@ -80,7 +80,7 @@ SwitchId CoordinationEpoch::decider(size_t i) const {
 // nodes dozens of them run 3-15 % past their period for several epochs
 // after a family is made and still gain from the gate (its late allowance
 // lets them go at once); freeing them cost 2-5 points (doc/scale.md,
-// "Stop 36").
+// "Stop 36"). Only one still 5 % past it after 30 s leaves (outrun.h).
 void CoordinationEpoch::free_outrunning(ConflictMemory& memory) {
     const double tolerance = local_.tuning().keep_tolerance;   // the hooks' noise plans ride out
     std::set<JobId> present;
@@ -96,6 +96,21 @@ void CoordinationEpoch::free_outrunning(ConflictMemory& memory) {
         ungate(j.id, decider(i));
     }
     memory.outrun.forget_all_but(present);
+    // A member still far past its family's period long after the family was
+    // made (outrun.h): out of families for a refusal hold, free meanwhile.
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+        const JobProfile& j = jobs_[i];
+        auto c = current_.find(j.id);
+        const bool watched = c != current_.end() && c->second.gated && j.holds && memory.grouped.count(j.id) &&
+                             res_.owners.count(j.id);
+        const JobDecision d = watched ? c->second : JobDecision{};
+        if (!memory.family_outrun.seen(j.id, d, outruns(j.measured_period_s, d, kFamilyOutrunTolerance), now_s_,
+                                       kFamilyOutrunS))
+            continue;
+        memory.free_until_s[j.id] = now_s_ + memory.group_refused.refuse(j.id, now_s_, memory.free_hold_s);
+        ungate(j.id, decider(i));
+    }
+    memory.family_outrun.forget_all_but(present);
 }
 
 // The coordinator's own plan for the cross-leaf jobs that can share a

@@ -55,6 +55,7 @@ struct ConflictMemory {
     std::map<JobId, int> free_times;
     RefusalHolds group_refused;   // jobs of phase families refused for their overloads
     OutrunWatch outrun;           // gated jobs iterating past their period (LocalTuning::free_outrunning)
+    OutrunWatch family_outrun;    // phase-family members doing so (kFamilyOutrunTolerance)
     std::set<JobId> grouped;      // last epoch's phase-family members
     double free_hold_s = 30;
 };

@@ -23,6 +23,20 @@ namespace harmonics {
 constexpr int kOutrunEpochs = 3;
 constexpr int kOutrunIterations = 10;
 
+// Phase-family members are the coordinator's own plan: after a family is
+// made dozens of them run 3-15 % past its period for several epochs and
+// still gain from the gate (freeing them at the keep tolerance cost 2-5
+// points, doc/scale.md "Stop 36"). One that stays more than
+// kFamilyOutrunTolerance past the family's period for kFamilyOutrunS (and
+// kOutrunIterations periods) misses its slots for good: a gpt3-6.7b ring
+// beside dlrm jobs ran 16 % past its 4.57 s for its whole life and waited
+// 29 % of it at the gate (doc/scale.md, "Stop 39"). It leaves its family
+// and runs free for a refusal hold. Measured with harmonics-sim: 5 % from 0
+// freed bert-large members still settling at 1,024 nodes (+5.24 -> +0.60 %);
+// with the 30 s floor no aligned row moves by more than 0.07 points.
+constexpr double kFamilyOutrunTolerance = 0.05;
+constexpr double kFamilyOutrunS = 30;
+
 // Whether a job gated at `d` whose iterations take `period_s` (measured net
 // of the gate's holds) runs more than `tolerance` of d's period past it.
 // False while the period is unknown (0).
@@ -35,8 +49,8 @@ public:
     // has now outrun that same decision long enough (kOutrunEpochs epochs in
     // a row, kOutrunIterations periods since the first; the count then
     // starts again). A job that did not outrun, or whose decision changed,
-    // starts from nothing.
-    bool seen(JobId id, const JobDecision& d, bool outran, double now_s);
+    // starts from nothing. `min_s`: and at least this long since the first.
+    bool seen(JobId id, const JobDecision& d, bool outran, double now_s, double min_s = 0);
     void forget_all_but(const std::set<JobId>& present);
 
 private:

@@ -28,6 +28,9 @@ struct Opts {
     int ranks = 1, rank_base = 0, nnodes = 1, reports = 1000000, uid = -1, job_uid = 0;
     double period = 0.2, interval = 0.1, duration = 10, phase_off = 0.15, phase_dur = 0.04;
     double phase_bytes = 4e8;
+    // From `after` s on, iterations take later_period and the collective
+    // later_phase_dur (0: never), as when collisions stretch it.
+    double later_period = 0, later_phase_dur = 0, after = 0;
     double clock_skew = 0;   // added to the measured clock offset the hooks report
     bool until_scheduled = false, until_gated = false, print_first = false, history = false;
     bool no_hold = false;    // the hooks say they do not hold their collectives (measuring only)
@@ -103,14 +106,16 @@ int cmd_hooks(const Opts& o) {
                 Harmonics__PhaseReport ph = HARMONICS__PHASE_REPORT__INIT;
                 // A little jitter per rank: the schedd must see through it.
                 ph.start_offset_s = o.phase_off * (1 + 0.01 * (h->rank % 3));
-                ph.duration_s = o.phase_dur;
+                const bool later = o.later_period > 0 && now_s() - t0 >= o.after;
+                ph.duration_s = later && o.later_phase_dur > 0 ? o.later_phase_dur : o.phase_dur;
                 ph.has_bytes = 1;
                 ph.bytes = std::uint64_t(o.phase_bytes);
                 Harmonics__PhaseReport* phs[] = {&ph};
                 Harmonics__ProfileReport r = HARMONICS__PROFILE_REPORT__INIT;
                 r.job_id = h->job;
                 r.rank = h->rank;
-                r.period_s = o.period * (1 + 0.002 * (h->rank % 5));
+                const double period = later ? o.later_period : o.period;
+                r.period_s = period * (1 + 0.002 * (h->rank % 5));
                 r.n_phases = 1;
                 r.phases = phs;
                 r.has_holds = 1;
@@ -341,6 +346,8 @@ int main(int argc, char** argv) {
         {"print-first", no_argument, nullptr, 'F'},  {"history", no_argument, nullptr, 'H'},
         {"phase-off", required_argument, nullptr, 'P'},  {"clock-skew", required_argument, nullptr, 'K'},
         {"no-hold", no_argument, nullptr, 'X'},
+        {"later-period", required_argument, nullptr, 'L'}, {"after", required_argument, nullptr, 'A'},
+        {"later-phase-dur", required_argument, nullptr, 'Q'},
         {nullptr, 0, nullptr, 0}};
     int ch;
     optind = 3;
@@ -368,6 +375,9 @@ int main(int argc, char** argv) {
         case 'F': o.print_first = true; break;
         case 'H': o.history = true; break;
         case 'X': o.no_hold = true; break;
+        case 'L': o.later_period = std::atof(optarg); break;
+        case 'A': o.after = std::atof(optarg); break;
+        case 'Q': o.later_phase_dur = std::atof(optarg); break;
         case 'o': o.role = std::string(optarg) == "ctl" ? HARMONICS__ROLE__ROLE_CTL : HARMONICS__ROLE__ROLE_HOOK; break;
         default: return 2;
         }
