@@ -22,7 +22,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <map>
 #include <random>
@@ -451,11 +450,12 @@ int main(int argc, char** argv) {
             }
         }
         else if (a == "--start-phases") {
-            if (std::strcmp(v, "aligned") != 0 && std::strcmp(v, "random") != 0) {
-                std::fprintf(stderr, "bench-harmonics: --start-phases is aligned or random, not '%s'\n", v);
+            try {
+                o.random_phases = sim::parse_start_phases(v);
+            } catch (const std::invalid_argument& e) {
+                std::fprintf(stderr, "bench-harmonics: %s\n", e.what());
                 return 2;
             }
-            o.random_phases = std::strcmp(v, "random") == 0;
         }
         else if (a == "--duration") o.duration_s = std::atof(v);
         else if (a == "--models") o.models = split(v);

@@ -154,12 +154,7 @@ CliOptions parse_cli(int argc, char** argv) {
             split_names(value(), ids);
             for (const std::string& id : ids) o.measuring_jobs.push_back(static_cast<JobId>(to_long(a, id)));
         }
-        else if (a == "--start-phases") {
-            const std::string v = value();
-            if (v != "aligned" && v != "random")
-                throw std::invalid_argument("--start-phases: '" + v + "' is neither aligned nor random");
-            o.random_phases = v == "random";
-        }
+        else if (a == "--start-phases") o.random_phases = parse_start_phases(value());
         else if (a == "--oversubscription") o.oversubscription = to_double(a, value());
         else if (a == "--seed") o.seed = static_cast<unsigned>(to_long(a, value()));
         else if (a == "--json") o.json = value();

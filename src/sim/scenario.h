@@ -56,6 +56,9 @@ void mark_measuring_jobs(std::vector<SimJob>& jobs, const std::vector<JobId>& id
 // of its own, so the scenario's other draws stay the same). Placements are
 // unchanged: prepare_jobs has already given the nodes. Returns how many moved.
 int spread_start_phases(std::vector<SimJob>& jobs, const Topology& topo, unsigned seed);
+// --start-phases: true for "random", false for "aligned"; throws
+// std::invalid_argument naming the option for any other word.
+bool parse_start_phases(const std::string& name);
 
 // The timeline window: the scenario's, or four median isolated periods from
 // two epochs after the last arrival, when the policy has had decision rounds.

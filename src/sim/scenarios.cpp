@@ -167,6 +167,12 @@ int spread_start_phases(std::vector<SimJob>& jobs, const Topology& topo, unsigne
     return moved;
 }
 
+bool parse_start_phases(const std::string& name) {
+    if (name != "aligned" && name != "random")
+        throw std::invalid_argument("--start-phases: '" + name + "' is neither aligned nor random");
+    return name == "random";
+}
+
 void trace_window(const Scenario& scenario, const std::vector<SimJob>& jobs, double* from_s, double* to_s) {
     if (scenario.trace_to_s > scenario.trace_from_s) {
         *from_s = scenario.trace_from_s;

@@ -88,29 +88,20 @@ void CoordinationEpoch::free_outrunning(ConflictMemory& memory) {
         const JobProfile& j = jobs_[i];
         present.insert(j.id);
         auto c = current_.find(j.id);
-        const bool watched = c != current_.end() && c->second.gated && j.holds && !ungated_.count(j.id) &&
-                             !memory.grouped.count(j.id) && decider(i) >= 0;
+        const bool member = memory.grouped.count(j.id) > 0;
+        const bool watched = c != current_.end() && c->second.gated && j.holds &&
+                             (member ? res_.owners.count(j.id) > 0 : !ungated_.count(j.id) && decider(i) >= 0);
         const JobDecision d = watched ? c->second : JobDecision{};
-        if (!memory.outrun.seen(j.id, d, outruns(j.measured_period_s, d, tolerance), now_s_)) continue;
-        memory.free_until_s[j.id] = now_s_ + conflict_free_hold_s(memory.free_hold_s, memory.free_times[j.id]++);
+        if (!memory.outrun.seen(j.id, d, outruns(j.measured_period_s, d, member ? kFamilyOutrunTolerance : tolerance),
+                                now_s_, member ? kFamilyOutrunS : 0))
+            continue;
+        // A member leaves families for a refusal hold and runs free as long.
+        memory.free_until_s[j.id] =
+            now_s_ + (member ? memory.group_refused.refuse(j.id, now_s_, memory.free_hold_s)
+                             : conflict_free_hold_s(memory.free_hold_s, memory.free_times[j.id]++));
         ungate(j.id, decider(i));
     }
     memory.outrun.forget_all_but(present);
-    // A member still far past its family's period long after the family was
-    // made (outrun.h): out of families for a refusal hold, free meanwhile.
-    for (size_t i = 0; i < jobs_.size(); ++i) {
-        const JobProfile& j = jobs_[i];
-        auto c = current_.find(j.id);
-        const bool watched = c != current_.end() && c->second.gated && j.holds && memory.grouped.count(j.id) &&
-                             res_.owners.count(j.id);
-        const JobDecision d = watched ? c->second : JobDecision{};
-        if (!memory.family_outrun.seen(j.id, d, outruns(j.measured_period_s, d, kFamilyOutrunTolerance), now_s_,
-                                       kFamilyOutrunS))
-            continue;
-        memory.free_until_s[j.id] = now_s_ + memory.group_refused.refuse(j.id, now_s_, memory.free_hold_s);
-        ungate(j.id, decider(i));
-    }
-    memory.family_outrun.forget_all_but(present);
 }
 
 // The coordinator's own plan for the cross-leaf jobs that can share a

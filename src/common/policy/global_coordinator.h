@@ -54,8 +54,9 @@ struct ConflictMemory {
     std::map<JobId, double> free_until_s;
     std::map<JobId, int> free_times;
     RefusalHolds group_refused;   // jobs of phase families refused for their overloads
-    OutrunWatch outrun;           // gated jobs iterating past their period (LocalTuning::free_outrunning)
-    OutrunWatch family_outrun;    // phase-family members doing so (kFamilyOutrunTolerance)
+    // Gated jobs iterating past their period (LocalTuning::free_outrunning),
+    // phase-family members included (kFamilyOutrunTolerance).
+    OutrunWatch outrun;
     std::set<JobId> grouped;      // last epoch's phase-family members
     double free_hold_s = 30;
 };
