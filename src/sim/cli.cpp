@@ -69,6 +69,10 @@ void print_usage() {
         "                         a testbed) begin together (aligned, the default) or each at\n"
         "                         a moment drawn from its first period (random, from --seed),\n"
         "                         as jobs already running at unrelated phases would\n"
+        "  --learn-iterations N   a job runs N iterations free before the policies know it,\n"
+        "                         as the daemons learn a job from its hooks' rhythm (4:\n"
+        "                         its fifth is the first they gate); default 0: decided\n"
+        "                         at its arrival\n"
         "  --gate-cap S           longest a collective is held at the gate (default:\n"
         "                         harmonics.conf GateCap; 0 = up to one period, the next slot)\n"
         "output:\n"
@@ -155,6 +159,7 @@ CliOptions parse_cli(int argc, char** argv) {
             for (const std::string& id : ids) o.measuring_jobs.push_back(static_cast<JobId>(to_long(a, id)));
         }
         else if (a == "--start-phases") o.random_phases = parse_start_phases(value());
+        else if (a == "--learn-iterations") o.learn_iterations = to_long(a, value());
         else if (a == "--oversubscription") o.oversubscription = to_double(a, value());
         else if (a == "--seed") o.seed = static_cast<unsigned>(to_long(a, value()));
         else if (a == "--json") o.json = value();
@@ -166,6 +171,7 @@ CliOptions parse_cli(int argc, char** argv) {
         else throw std::invalid_argument("unknown option '" + a + "' (see --help)");
     }
     if (!(o.compute_jitter >= 0 && o.compute_jitter < 1)) throw std::invalid_argument("--compute-jitter must be in [0, 1)");
+    if (o.learn_iterations < 0) throw std::invalid_argument("--learn-iterations must be >= 0");
     if (!(o.measuring_share >= 0 && o.measuring_share <= 1))
         throw std::invalid_argument("--measuring-share must be in [0, 1]");
     if (o.duration_s == 0 || o.epoch_s == 0 || o.time_limit_s == 0)
@@ -244,6 +250,8 @@ int run(const CliOptions& o) {
     mark_measuring_jobs(jobs, o.measuring_jobs);
     if (o.random_phases && spread_start_phases(jobs, sc.topo, o.seed) > 0)
         sc.description += " (jobs at time 0 start at random phases)";
+    if (o.learn_iterations > 0)
+        sc.description += " (each job runs " + std::to_string(o.learn_iterations) + " iterations before the policies know it)";
     if (const auto n = std::count_if(jobs.begin(), jobs.end(), [](const SimJob& j) { return !j.profile.holds; }); n > 0)
         sc.description += " (" + std::to_string(n) + " of " + std::to_string(jobs.size()) + " jobs measuring only)";
     std::vector<std::string> names = o.policies.empty() ? policy_names() : o.policies;
@@ -256,6 +264,7 @@ int run(const CliOptions& o) {
     ec.gate = cfg.gate;
     ec.gate_cap_s = o.gate_cap_s >= 0 ? o.gate_cap_s : cfg.gate_cap_s;
     ec.compute_jitter = o.compute_jitter;
+    ec.learn_iterations = o.learn_iterations;
     ec.noise_seed = o.seed;
     ec.progress = !o.quiet && isatty(STDERR_FILENO);
     if (!o.out.empty()) trace_window(sc, jobs, &ec.trace_from_s, &ec.trace_to_s);

@@ -30,6 +30,7 @@ struct CliOptions {
     double measuring_share = 0;        // share of the jobs whose hooks only measure (Gate=no)
     std::vector<JobId> measuring_jobs; // and these, by id
     bool random_phases = false;        // jobs starting at 0 start within their first period
+    long learn_iterations = 0;         // iterations a job runs free before the policies know it
     unsigned seed = 1;
     std::string json, csv, out;
     bool quiet = false;

@@ -109,6 +109,7 @@ struct JobState {
     double pace = 1;             // this iteration's compute time over the profile's (noise)
     ReleaseMemory release;       // the gate's memory of the previous release
     double measured_period = 0;
+    bool known = false;          // the policy sees it (EngineConfig::learn_iterations)
     ComputeNoise noise;
 };
 
@@ -145,8 +146,16 @@ public:
         auto last_print = wall0;
         bool printed = false;
         for (;;) {
-            // Before time moves on: one decision round for all departures of
-            // this instant, then new rates for all flow changes of this instant.
+            // Before time moves on: one decision round for all jobs learnt
+            // and departed at this instant, then new rates for all flow
+            // changes of this instant.
+            if (!learnt_.empty() && (queue_.empty() || queue_.top().t > now_)) {
+                departed_ = false;   // the same round decides for this instant's departures
+                decide(EpochReason::Arrival);
+                for (int j : learnt_) start_iteration(j);
+                learnt_.clear();
+                continue;
+            }
             if (departed_ && (queue_.empty() || queue_.top().t > now_)) {
                 departed_ = false;
                 decide(EpochReason::Departure);
@@ -216,12 +225,13 @@ private:
         for (int j : arrivals_) {
             --pending_;
             active_.push_back(j);
+            state_[j].known = cfg_.learn_iterations <= 0;
             if (!policy_) {
                 auto it = cfg_.fixed.find(state_[j].in->id);
                 if (it != cfg_.fixed.end()) state_[j].decision = it->second;
             }
         }
-        if (policy_) decide(EpochReason::Arrival);
+        if (policy_ && cfg_.learn_iterations <= 0) decide(EpochReason::Arrival);
         for (int j : arrivals_) start_iteration(j);
     }
 
@@ -361,6 +371,15 @@ private:
             depart(j);
             return;
         }
+        if (!s.known && r.iterations_done >= cfg_.learn_iterations) {
+            // Its rhythm is learnt: decided (with the others learnt at this
+            // instant, as a schedd coalesces them) before its next iteration.
+            s.known = true;
+            if (policy_) {
+                learnt_.push_back(j);
+                return;
+            }
+        }
         start_iteration(j);
     }
 
@@ -373,6 +392,7 @@ private:
     void decide(EpochReason why) {
         profiles_.clear();
         for (int j : active_) {
+            if (!state_[j].known) continue;   // runs free until its rhythm is learnt
             profiles_.push_back(state_[j].in->profile);
             profiles_.back().measured_period_s = state_[j].measured_period;
         }
@@ -396,6 +416,7 @@ private:
     std::vector<int> active_;
     std::vector<int> arrivals_;  // scratch: the jobs arriving at this instant
     bool departed_ = false;      // a departure awaits its decision round
+    std::vector<int> learnt_;    // jobs just learnt, their next iteration awaiting a decision round
     std::size_t pending_ = 0;
     std::vector<JobProfile> profiles_;
     double now_ = 0;

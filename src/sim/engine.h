@@ -51,6 +51,13 @@ struct EngineConfig {
     // uniform in [-1, 1), drawn from noise_seed, the job and the iteration.
     double compute_jitter = 0;
     unsigned noise_seed = 1;
+    // Iterations a job runs, free, before the policy knows it: 0 (every
+    // figure's convention) decides a job at its arrival with its profile
+    // known; the daemons learn a job from its hooks' rhythm, known once
+    // four collectives of one pattern have ended (the NCCL plugin's
+    // kMinRepeats + 1), and decide at once: 4, as the engine decides when a
+    // job completes its N-th iteration and gates its next.
+    long learn_iterations = 0;
     bool progress = false;     // a progress line on stderr
     std::string label;         // shown in the progress line
     // Used instead of a policy when the engine is given none: fixed decisions

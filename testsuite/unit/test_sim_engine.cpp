@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "model/model_library.h"
 #include "model/traffic.h"
@@ -399,4 +400,56 @@ TEST(SimEngine, PolicyIsAskedOnArrivalDepartureAndEveryEpoch) {
     EXPECT_EQ(policy.sizes[3], 0u);
     EXPECT_NEAR(r.jobs[0].finish_s, 0.2 + 9 * 0.25, 1e-9);  // its decision was applied
     EXPECT_NEAR(r.sched_ms_per_epoch(), 2.0, 1e-12);
+}
+
+namespace {
+// Gates every job it is shown on slots at first-seen + 0.3 s + k·0.5 s, and
+// records when it was asked and about which jobs.
+class RecordingPolicy : public Policy {
+public:
+    std::string name() const override { return "recording"; }
+    Decisions decide(const Topology&, const std::vector<JobProfile>& jobs, double now_s, EpochReason) override {
+        Decisions d;
+        for (const JobProfile& j : jobs) {
+            seen.emplace_back(now_s, j.id);
+            if (!first_seen.count(j.id)) first_seen[j.id] = now_s;
+            JobDecision g;
+            g.gated = true;
+            g.period_s = 0.5;
+            g.shift_s = 0.3;
+            g.origin_s = first_seen[j.id];
+            d.jobs[j.id] = g;
+        }
+        return d;
+    }
+    std::vector<std::pair<double, JobId>> seen;
+    std::map<JobId, double> first_seen;
+};
+}  // namespace
+
+// The daemons learn a job from its hooks' rhythm a few iterations in: with
+// learn_iterations 3 the policy first sees the job when its third iteration
+// ends (0.6 s, 0.2 s each alone), decides then, and that decision gates the
+// fourth iteration on. Known at arrival (0), every iteration is gated.
+TEST(SimEngine, APolicyKnowsAJobOnlyAfterItsLearningIterations) {
+    Topology t = two_racks();
+    std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 6)};
+    EngineConfig cfg;
+    cfg.learn_iterations = 3;
+    RecordingPolicy learnt;
+    RunResult r = simulate(t, jobs, &learnt, cfg);
+    ASSERT_FALSE(learnt.seen.empty());
+    EXPECT_NEAR(learnt.seen.front().first, 0.6, 1e-9);
+    for (const auto& [when, id] : learnt.seen) EXPECT_GE(when, 0.6 - 1e-9);
+    // Free 0.6 s; then released at 0.9 (ready 0.7), 1.4 (ready 1.1, late
+    // 0.2 s past 0.9: beyond the fifth of a period, it waits) and 1.9.
+    EXPECT_NEAR(r.jobs[0].finish_s, 2.0, 1e-9);
+
+    cfg.learn_iterations = 0;
+    RecordingPolicy known;
+    RunResult k = simulate(t, jobs, &known, cfg);
+    ASSERT_FALSE(known.seen.empty());
+    EXPECT_NEAR(known.seen.front().first, 0.0, 1e-9);
+    // Slots at 0.3, 0.8, ...: 0.4 s for the first iteration, 0.5 s for each other.
+    EXPECT_NEAR(k.jobs[0].finish_s, 0.4 + 5 * 0.5, 1e-9);
 }

@@ -33,6 +33,8 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
                                  double now_s) {
     PhaseGroupPlan plan;
     Planner pl(topo, jobs, opts);
+    // How many of n members a family may leave overloaded.
+    auto allowed = [&](size_t n) { return opts.max_dirty_share * double(n) + kEps; };
 
     // A family taken: members with room in every window run free, the rest
     // are gated in theirs; an overloaded family gets a longer period.
@@ -66,6 +68,37 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         }
         plan.explain += family_line(f, joined) + "\n";
         plan.families.push_back(std::move(f));
+    };
+
+    // A new family of `members` at period P in K windows: greedy windows,
+    // then annealing; its dirty members and overload are set.
+    struct Fresh {
+        PhaseFamily f;
+        std::vector<int> win;
+        WindowLoads w;
+    };
+    auto fresh = [&](const std::vector<size_t>& members, double P, int K) {
+        Fresh r{PhaseFamily{}, {}, WindowLoads(K, pl.background(members))};
+        r.f.period_s = P;
+        r.f.origin_s = now_s;
+        r.f.groups = K;
+        r.win = pl.greedy(members, r.w);
+        // A short probe first: where the other jobs' load already overloads
+        // the windows (a mix of models), annealing does not help, and a
+        // family far past the dirty share is refused at a fortieth of the cost.
+        // A small family has few assignments (K^n): a hundred moves per
+        // assignment visit them all many times over.
+        std::int64_t budget = std::min(opts.max_moves, opts.moves_per_job * static_cast<std::int64_t>(members.size()));
+        for (std::int64_t states = 100, m = 0; m < static_cast<std::int64_t>(members.size()) && states < budget; ++m) {
+            states *= K;
+            if (m + 1 == static_cast<std::int64_t>(members.size())) budget = std::min(budget, states);
+        }
+        pl.anneal(members, r.win, r.w, budget / 40, &plan.moves);
+        if (r.w.total() > r.w.unavoidable() + kEps && pl.dirty(members, r.win, r.w) <= 2 * allowed(members.size()))
+            pl.anneal(members, r.win, r.w, budget - budget / 40, &plan.moves);
+        r.f.dirty = pl.dirty(members, r.win, r.w);
+        r.f.overload = r.w.total();
+        return r;
     };
 
     // Families in force: same period, origin and window count in `previous`.
@@ -136,6 +169,38 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             riding.erase(std::find(riding.begin(), riding.end(), r));
         }
         pl.join(members, win, w, newcomers, f.period_s, f.groups);
+        // Members in force that came to overload a link (jobs that stayed
+        // outside count at their peak) past the share a new family may have:
+        // planned again as one new family with its free riders, joiners and
+        // the newcomers its period fits, if that family would be within the
+        // share; else it stays as it is (a member that left to run free
+        // overloads the rest wherever they stand). Built piecemeal from jobs
+        // learnt one by one, such a family stayed overloaded for good
+        // (doc/scale.md, "Stop 40").
+        if (const int dirty = pl.dirty(members, win, w); dirty > allowed(members.size())) {
+            std::vector<size_t> again = members;
+            again.insert(again.end(), riders.begin(), riders.end());
+            for (size_t i : newcomers)
+                if (pl.target(i) <= f.period_s + kEps && f.period_s <= pl.target(i) * (1 + opts.max_stretch) + kEps)
+                    again.push_back(i);
+            const int K = pl.groups_for(again, f.period_s);
+            if (K >= 2) {
+                Fresh r = fresh(again, f.period_s, K);
+                if (r.f.dirty <= allowed(again.size())) {
+                    char buf[200];
+                    std::snprintf(buf, sizeof buf, "phase family P=%.1fms windows=%d members=%zu dirty=%d planned again: too many members overload a link\n",
+                                  f.period_s * 1e3, f.groups, members.size(), dirty);
+                    plan.explain += buf;
+                    for (size_t i : again) {
+                        auto n = std::find(newcomers.begin(), newcomers.end(), i);
+                        if (n != newcomers.end()) newcomers.erase(n);
+                    }
+                    take(r.f, again, r.win, r.w, 0, {});
+                    continue;
+                }
+            }
+            // Planned again it would overload as much: it stays as it is.
+        }
         take(f, members, win, w, seats.size(), std::move(riders));
     }
 
@@ -162,34 +227,13 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             owned_by.insert(o != owners.end() ? o->second : -1);
         }
         if (owned_by.size() == 1) continue;   // one owner plans them all, more finely
-        PhaseFamily f;
-        f.period_s = P;
-        f.origin_s = now_s;
-        f.groups = K;
-        WindowLoads w(K, pl.background(members));
-        std::vector<int> win = pl.greedy(members, w);
-        // A short probe first: where the other jobs' load already overloads
-        // the windows (a mix of models), annealing does not help, and a
-        // family far past the dirty share is refused at a fortieth of the cost.
-        // A small family has few assignments (K^n): a hundred moves per
-        // assignment visit them all many times over.
-        std::int64_t budget = std::min(opts.max_moves, opts.moves_per_job * static_cast<std::int64_t>(members.size()));
-        for (std::int64_t states = 100, m = 0; m < static_cast<std::int64_t>(members.size()) && states < budget; ++m) {
-            states *= K;
-            if (m + 1 == static_cast<std::int64_t>(members.size())) budget = std::min(budget, states);
-        }
-        const double allowed = opts.max_dirty_share * double(members.size()) + kEps;
-        pl.anneal(members, win, w, budget / 40, &plan.moves);
-        if (w.total() > w.unavoidable() + kEps && pl.dirty(members, win, w) <= 2 * allowed)
-            pl.anneal(members, win, w, budget - budget / 40, &plan.moves);
-        f.dirty = pl.dirty(members, win, w);
-        f.overload = w.total();
-        if (f.dirty > allowed) {
-            plan.explain += family_line(f, 0) + " refused: too many members overload a link\n";
+        Fresh r = fresh(members, P, K);
+        if (r.f.dirty > allowed(members.size())) {
+            plan.explain += family_line(r.f, 0) + " refused: too many members overload a link\n";
             for (size_t i : members) plan.refused.push_back(jobs[i].id);
             continue;
         }
-        take(f, members, win, w, 0, {});
+        take(r.f, members, r.win, r.w, 0, {});
     }
     return plan;
 }

@@ -14,6 +14,10 @@
 #   start-phases   --start-phases random starts a busy cluster's running jobs each within
 #                  its first period (none at 0 and none past it), the same for one seed;
 #                  aligned starts them all at 0; another word is refused by name
+#   learn-iterations  --learn-iterations 4 (the policies see a job only after four
+#                  iterations, as the daemons learn it) changes harmonics' results on the
+#                  testbed, not fair sharing's (it decides nothing); a negative count and
+#                  bench-harmonics' non-number are refused by name
 #   bench-usage    bench-harmonics, bench-sim and bench-shifts answer --help with their usage
 #                  (exit 0) and refuse an option left without its value (exit 2);
 #                  before, the first two ran their default benchmark, minutes of it
@@ -160,6 +164,22 @@ start-phases)
   [ "$(cut -d, -f6 "$TMP/r1.csv" | sort -u | wc -l)" -ge 3 ] || fail "random: the starts do not differ"
   if "$SIM" "${args[@]}" --start-phases sideways >/dev/null 2>"$TMP/err"; then fail "sideways accepted"; fi
   grep -q -- "--start-phases: 'sideways'" "$TMP/err" || { cat "$TMP/err"; fail "no named error"; }
+  ;;
+learn-iterations)
+  for n in 0 4; do
+    "$SIM" --quiet --scenario testbed-paper --policy fair,harmonics --learn-iterations $n --csv "$TMP/l$n.csv" \
+      >"$TMP/t$n" || fail "--learn-iterations $n failed"
+  done
+  cat "$TMP/t4"
+  [ "$(grep -c '^fair,' "$TMP/l4.csv")" -eq 5 ] && [ "$(grep -c '^harmonics,' "$TMP/l4.csv")" -eq 5 ] ||
+    fail "jobs.csv: expected five jobs per policy"
+  cmp <(grep '^fair,' "$TMP/l0.csv") <(grep '^fair,' "$TMP/l4.csv") || fail "fair sharing's jobs moved"
+  ! cmp -s <(grep '^harmonics,' "$TMP/l0.csv") <(grep '^harmonics,' "$TMP/l4.csv") ||
+    fail "harmonics' jobs the same with and without learning"
+  if "$SIM" --quiet --scenario testbed-paper --learn-iterations -1 >/dev/null 2>"$TMP/err"; then fail "-1 accepted"; fi
+  grep -q -- "--learn-iterations must be >= 0" "$TMP/err" || { cat "$TMP/err"; fail "no named error"; }
+  if "$BUILD/src/sim/bench-harmonics" --learn-iterations x >/dev/null 2>"$TMP/err"; then fail "bench: x accepted"; fi
+  grep -q -- "--learn-iterations must be a whole number" "$TMP/err" || { cat "$TMP/err"; fail "bench: no named error"; }
   ;;
 deterministic-under-load)
   # Harmonics' leaf searches run out of budget on this workload (seven 4.5 s
