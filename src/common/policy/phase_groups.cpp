@@ -200,6 +200,10 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
                 }
             }
             // Planned again it would overload as much: it stays as it is.
+            char buf[200];
+            std::snprintf(buf, sizeof buf, "phase family P=%.1fms windows=%d members=%zu dirty=%d stays: planned again, it would overload as much\n",
+                          f.period_s * 1e3, f.groups, members.size(), dirty);
+            plan.explain += buf;
         }
         take(f, members, win, w, seats.size(), std::move(riders));
     }
