@@ -35,6 +35,10 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
     Planner pl(topo, jobs, opts);
     // How many of n members a family may leave overloaded.
     auto allowed = [&](size_t n) { return opts.max_dirty_share * double(n) + kEps; };
+    // Whether job i may take period P: its target fits under P, within max_stretch.
+    auto fits_period = [&](size_t i, double P) {
+        return pl.target(i) <= P + kEps && P <= pl.target(i) * (1 + opts.max_stretch) + kEps;
+    };
 
     // A family taken: members with room in every window run free, the rest
     // are gated in theirs; an overloaded family gets a longer period.
@@ -181,16 +185,16 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             std::vector<size_t> again = members;
             again.insert(again.end(), riders.begin(), riders.end());
             for (size_t i : newcomers)
-                if (pl.target(i) <= f.period_s + kEps && f.period_s <= pl.target(i) * (1 + opts.max_stretch) + kEps)
-                    again.push_back(i);
+                if (fits_period(i, f.period_s)) again.push_back(i);
+            char line[200];   // the family in force, then what became of it
+            const int n = std::snprintf(line, sizeof line, "phase family P=%.1fms windows=%d members=%zu dirty=%d ",
+                                        f.period_s * 1e3, f.groups, members.size(), dirty);
+            const std::string in_force(line, static_cast<size_t>(std::max(0, n)));
             const int K = pl.groups_for(again, f.period_s);
             if (K >= 2) {
                 Fresh r = fresh(again, f.period_s, K);
                 if (r.f.dirty <= allowed(again.size())) {
-                    char buf[200];
-                    std::snprintf(buf, sizeof buf, "phase family P=%.1fms windows=%d members=%zu dirty=%d planned again: too many members overload a link\n",
-                                  f.period_s * 1e3, f.groups, members.size(), dirty);
-                    plan.explain += buf;
+                    plan.explain += in_force + "planned again: too many members overload a link\n";
                     for (size_t i : again) {
                         auto n = std::find(newcomers.begin(), newcomers.end(), i);
                         if (n != newcomers.end()) newcomers.erase(n);
@@ -200,10 +204,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
                 }
             }
             // Planned again it would overload as much: it stays as it is.
-            char buf[200];
-            std::snprintf(buf, sizeof buf, "phase family P=%.1fms windows=%d members=%zu dirty=%d stays: planned again, it would overload as much\n",
-                          f.period_s * 1e3, f.groups, members.size(), dirty);
-            plan.explain += buf;
+            plan.explain += in_force + "stays: planned again, it would overload as much\n";
         }
         take(f, members, win, w, seats.size(), std::move(riders));
     }
@@ -220,7 +221,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         const double P = std::ceil(pl.target(seed) / opts.period_step_s - kEps) * opts.period_step_s;
         std::vector<size_t> members;
         for (size_t i : newcomers)
-            if (!taken[i] && pl.target(i) <= P + kEps && P <= pl.target(i) * (1 + opts.max_stretch) + kEps)
+            if (!taken[i] && fits_period(i, P))
                 members.push_back(i);
         const int K = pl.groups_for(members, P);
         for (size_t i : members) taken[i] = true;   // tried once: in this family or left to the owners
