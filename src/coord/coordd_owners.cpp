@@ -366,6 +366,18 @@ void Coordd::plan_groups() {
             HLOG_INFO("job %lld runs free beside a phase family: its rings fit every window on all its leaves "
                       "(owner %s no longer decides it)",
                       (long long)p.id, j.owner.empty() ? "-" : j.owner.c_str());
+        else if (j.decision && j.decision->gated && j.decision->group == d->second.group &&
+                 j.decision->groups == d->second.groups && j.decision->period_s == d->second.period_s)
+            HLOG_INFO("job %lld moves in its phase family: window %d of %d of %.4f s as before, from the new origin "
+                      "of its family planned anew",
+                      (long long)p.id, d->second.group, d->second.groups, d->second.period_s);
+        else if (j.decision && j.decision->gated)   // a family planned again, or one that took a longer period
+            HLOG_INFO("job %lld moves in its phase family: window %d of %d of %.4f s (it was in window %d of %d of %.4f s)",
+                      (long long)p.id, d->second.group, d->second.groups, d->second.period_s, j.decision->group,
+                      j.decision->groups, j.decision->period_s);
+        else
+            HLOG_INFO("job %lld is gated in its phase family now: window %d of %d of %.4f s (it ran free beside it)",
+                      (long long)p.id, d->second.group, d->second.groups, d->second.period_s);
         if (!changed) ++group_plans_;
         changed = true;
         j.owner = wire::kCoordinatorOwner;

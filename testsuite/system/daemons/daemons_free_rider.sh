@@ -59,8 +59,8 @@ windows() {
 before=$(windows)
 restart_coordd rack4
 [ "$(windows)" = "$before" ] || fail "after a coordd restart the schedules moved: $before / $(windows)"
-grep -Eq 'joins a phase family|runs free beside a phase family|leaves its phase family' "$T/coordd.log" &&
-    fail "the restarted coordd planned the family anew: $(grep -E 'joins|runs free beside|leaves its' "$T/coordd.log")"
+grep -Eq 'joins a phase family|runs free beside a phase family|leaves its phase family|in its phase family' "$T/coordd.log" &&
+    fail "the restarted coordd planned the family anew: $(grep -E 'joins|runs free beside|leaves its|in its phase family' "$T/coordd.log")"
 for j in "${free[@]}"; do
     out=$(ctl show job $j)
     grep -q 'Owner=(coordinator)' <<<"$out" && grep -q 'Gated=no' <<<"$out" || fail "after the restart rider $j: $out"

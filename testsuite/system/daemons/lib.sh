@@ -215,6 +215,24 @@ run_two_node_jobs() {
     grep -h '^JOB' "$T"/h*-a.out
 }
 
+# late_two_node_job JOB DELAY_S DURATION_S "nA nB" PHASE...: after DELAY_S,
+# JOB announced to coordd and its two hooks run as run_two_node_jobs' do
+# (output in $T/hJOB-a.out and -b.out); start it in the background before
+# run_two_node_jobs and `wait` for it: false when a hook got no schedule.
+late_two_node_job() {
+    local job=$1 delay=$2 dur=$3 nodes=($4) a rb
+    shift 4
+    sleep "$delay"
+    "$HX_CLIENT" notify "$T/coordd.sock" --jobs $job --job-uid 0 --nodes "${nodes[0]},${nodes[1]}" >/dev/null || return 1
+    "$HX_CLIENT" hooks 127.0.0.1:$(port_of ${nodes[0]}) --jobs $job --ranks 1 --node ${nodes[0]} --nnodes 2 \
+        --duration "$dur" --history "$@" > "$T/h$job-a.out" &
+    a=$!
+    "$HX_CLIENT" hooks 127.0.0.1:$(port_of ${nodes[1]}) --jobs $job --ranks 1 --rank-base 1 --node ${nodes[1]} --nnodes 2 \
+        --duration "$dur" --history "$@" > "$T/h$job-b.out"
+    rb=$?
+    wait $a && [ $rb = 0 ]
+}
+
 # never_gated JOB: neither of JOB's hooks (run_two_node_jobs' a and b) got a
 # gated schedule after the first second (before the first report there is
 # nothing to know a job that does not hold by), and the last was free.
