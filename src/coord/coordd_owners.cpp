@@ -5,6 +5,7 @@
 #include "coordd.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "config/policy_options.h"
 #include "policy/global_coordinator.h"
@@ -367,7 +368,7 @@ void Coordd::plan_groups() {
                       "(owner %s no longer decides it)",
                       (long long)p.id, j.owner.empty() ? "-" : j.owner.c_str());
         else if (j.decision && j.decision->gated && j.decision->group == d->second.group &&
-                 j.decision->groups == d->second.groups && j.decision->period_s == d->second.period_s)
+                 j.decision->groups == d->second.groups && std::fabs(j.decision->period_s - d->second.period_s) < 1e-9)
             HLOG_INFO("job %lld moves in its phase family: window %d of %d of %.4f s as before, from the new origin "
                       "of its family planned anew",
                       (long long)p.id, d->second.group, d->second.groups, d->second.period_s);
