@@ -191,6 +191,17 @@ adopt_jobs() {
     PHASE[4]="--period 0.05 --phase-off 0.005 --phase-dur 0.045 --phase-bytes 0.5625e9"
 }
 
+# ring_hook JOB DURATION_S NODE RANK PHASE...: the hooks of rank RANK (0 or
+# 1) of JOB, a ring of one rank on each of two nodes, on NODE for
+# DURATION_S, with --history into $T/hJOB-a.out (rank 0) or -b.out (rank 1).
+ring_hook() {
+    local job=$1 dur=$2 node=$3 rank=$4 side=a
+    shift 4
+    [ "$rank" = 1 ] && side=b
+    "$HX_CLIENT" hooks 127.0.0.1:$(port_of $node) --jobs $job --ranks 1 --rank-base $rank --node $node --nnodes 2 \
+        --duration "$dur" --history "$@" > "$T/h$job-$side.out"
+}
+
 # run_two_node_jobs DURATION_S: jobs ${!NODES[@]}, each one rank on each of
 # its two nodes ("nA nB" in NODES[job]) with the phase options PHASE[job],
 # announced to coordd first; waits for every hook, whose output (with
@@ -204,11 +215,9 @@ run_two_node_jobs() {
     done
     for j in $(printf "%s\n" "${!NODES[@]}" | sort -n); do
         set -- ${NODES[$j]}
-        "$HX_CLIENT" hooks 127.0.0.1:$(port_of $1) --jobs $j --ranks 1 --node $1 --nnodes 2 --duration "$dur" --history \
-            ${PHASE[$j]} > "$T/h$j-a.out" &
+        ring_hook $j "$dur" $1 0 ${PHASE[$j]} &
         hooks+=($!)
-        "$HX_CLIENT" hooks 127.0.0.1:$(port_of $2) --jobs $j --ranks 1 --rank-base 1 --node $2 --nnodes 2 \
-            --duration "$dur" --history ${PHASE[$j]} > "$T/h$j-b.out" &
+        ring_hook $j "$dur" $2 1 ${PHASE[$j]} &
         hooks+=($!)
     done
     for h in "${hooks[@]}"; do wait $h || { cat "$T"/h*.out; fail "some hooks got no schedule"; }; done
@@ -224,11 +233,9 @@ late_two_node_job() {
     shift 4
     sleep "$delay"
     "$HX_CLIENT" notify "$T/coordd.sock" --jobs $job --job-uid 0 --nodes "${nodes[0]},${nodes[1]}" >/dev/null || return 1
-    "$HX_CLIENT" hooks 127.0.0.1:$(port_of ${nodes[0]}) --jobs $job --ranks 1 --node ${nodes[0]} --nnodes 2 \
-        --duration "$dur" --history "$@" > "$T/h$job-a.out" &
+    ring_hook $job "$dur" ${nodes[0]} 0 "$@" &
     a=$!
-    "$HX_CLIENT" hooks 127.0.0.1:$(port_of ${nodes[1]}) --jobs $job --ranks 1 --rank-base 1 --node ${nodes[1]} --nnodes 2 \
-        --duration "$dur" --history "$@" > "$T/h$job-b.out"
+    ring_hook $job "$dur" ${nodes[1]} 1 "$@"
     rb=$?
     wait $a && [ $rb = 0 ]
 }
