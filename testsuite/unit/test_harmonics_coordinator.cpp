@@ -341,6 +341,34 @@ TEST(OutrunWatch, CountsEpochsInARowUnderOneDecision) {
     EXPECT_TRUE(w.seen(2, slow, true, 11.6));
 }
 
+// The daemons' origins are wall-clock seconds. A member off window 0 (shift
+// 68 ms of a 202.5 ms family) under one decision must be counted epoch after
+// epoch: before, origin + shift rounded at 1.8e9 s made the decision differ
+// from itself, the count restarted every look and it never left its family.
+TEST(OutrunWatch, CountsADecisionWithAWallClockOriginAndAShift) {
+    JobDecision d;
+    d.gated = true;
+    d.period_s = 0.2025;
+    d.origin_s = 1796609257.601963282;
+    d.shift_s = 0.068;
+    EXPECT_TRUE(same_schedule(d, d));
+    JobDecision later = d;   // the same gate from an origin whole periods on
+    later.origin_s += 7 * d.period_s;
+    EXPECT_TRUE(same_schedule(d, later));
+    later.shift_s += d.period_s;
+    EXPECT_TRUE(same_schedule(d, later));
+    JobDecision moved = d;   // a millisecond is another slot
+    moved.shift_s += 0.001;
+    EXPECT_FALSE(same_schedule(d, moved));
+    moved.shift_s = d.shift_s + 1e-5;   // and ten microseconds are not a double's step
+    EXPECT_FALSE(same_schedule(d, moved));
+    OutrunWatch w;
+    const double now = 64882.2;
+    EXPECT_FALSE(w.seen(4, d, true, now, kFamilyOutrunS));
+    for (int k = 1; k < 150; ++k) EXPECT_FALSE(w.seen(4, d, true, now + 0.2 * k, kFamilyOutrunS)) << k;
+    EXPECT_TRUE(w.seen(4, d, true, now + 30, kFamilyOutrunS));
+}
+
 // golden/cross-leaf-adopt as a unit: rack1 packs jobs 1 and 2 apart, rack2
 // leaves job 3 free (job 4 crosses rack2 nearly all the time), and on rack3,
 // which owns none of them, free job 3 takes 1 and 2 past their slack. rack3

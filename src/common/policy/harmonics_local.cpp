@@ -53,12 +53,22 @@ double slack_share(double delay_s, double period_s, double isolated_s) {
     return delay_s > 0 ? std::numeric_limits<double>::infinity() : 0;
 }
 
+// In the daemons a phase family's or a drift plan's origin is wall-clock
+// seconds (~1.8e9, a double's step there is 2.4e-7 s): origin + shift rounds,
+// and summed first a decision with a shift differed from itself by that step
+// (coordd's outrun count restarted every epoch for a member off window 0, and
+// daemons.family_outrun failed when job 4 was one). The origins are
+// subtracted first (exact for equal ones), and phases within a few steps of
+// the larger origin are equal.
 bool same_schedule(const JobDecision& a, const JobDecision& b) {
     if (a.gated != b.gated) return false;
     if (!a.gated) return true;
     if (std::abs(a.period_s - b.period_s) > 1e-12) return false;
-    double phase = std::fmod(std::abs(a.origin_s + a.shift_s - b.origin_s - b.shift_s), a.period_s);
-    return phase < 1e-9 || a.period_s - phase < 1e-9;
+    const double apart = (a.origin_s - b.origin_s) + (a.shift_s - b.shift_s);
+    const double tolerance =
+        1e-9 + 4 * std::numeric_limits<double>::epsilon() * std::max(std::abs(a.origin_s), std::abs(b.origin_s));
+    const double phase = std::fmod(std::abs(apart), a.period_s);
+    return phase < tolerance || a.period_s - phase < tolerance;
 }
 
 namespace {
