@@ -222,21 +222,27 @@ bool Coordd::profile_of(const CoordJob& j, JobProfile* p, double* natural_s) con
 }
 
 // A family member still more than kFamilyOutrunTolerance past the family's
-// period, net of the gate's holds, after kFamilyOutrunS (policy/outrun.h; the
+// period, net of the gate's holds, after kFamilyOutrunS, or one more than
+// kFamilyFarOutrunTolerance past it after the plain count (policy/outrun.h; the
 // simulator's CoordinationEpoch::free_outrunning does the same): it misses
-// its slots for good. Out of families for a refusal hold, and free as long:
+// its slots for good. Out of families for a hold, and free as long:
 // the hold travels to its leaves as JobInfo.outran_for_s, as an owner's own
 // outrun hold does, so the owner it goes back to plans it free. Off with
 // FreeOutrunning=no, as the owners' rule.
 bool Coordd::leaves_family_outrun(CoordJob& j, double natural_s, double now) {
     const bool watched = cfg_.free_outrunning && grouped(j) && j.decision && j.decision->gated;
     const JobDecision d = watched ? *j.decision : JobDecision{};
-    if (!family_outrun_.seen(j.id, d, outruns(natural_s, d, kFamilyOutrunTolerance), now, kFamilyOutrunS)) return false;
-    const double hold_s = group_refused_.refuse(j.id, now, kConflictFreeHoldEpochs * cfg_.epoch_s);
+    const double floor_s = family_outrun_floor_s(natural_s, d);
+    if (!family_outrun_.seen(j.id, d, outruns(natural_s, d, kFamilyOutrunTolerance), now, floor_s)) return false;
+    // Doubled each further time the job had to run free, as the
+    // simulator's coordinator does (CoordinationEpoch::free_outrunning):
+    // joining a family again does not clear it.
+    const double hold_s = conflict_free_hold_s(kConflictFreeHoldEpochs * cfg_.epoch_s, j.run_free_times++);
+    group_refused_.hold(j.id, now + hold_s);
     j.outran_until = now + hold_s;
     HLOG_INFO("job %lld: in its phase family at period %.4f s it iterated at %.4f s (net of the gate's holds) for "
               "%.0f s: it misses its slots; out of families and free for %.0f s",
-              (long long)j.id, d.period_s, natural_s, std::max(kFamilyOutrunS, kOutrunIterations * d.period_s), hold_s);
+              (long long)j.id, d.period_s, natural_s, std::max(floor_s, kOutrunIterations * d.period_s), hold_s);
     return true;
 }
 

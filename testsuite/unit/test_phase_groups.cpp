@@ -10,6 +10,7 @@
 
 #include "policy/global_coordinator.h"
 #include "policy/harmonics_local.h"
+#include "policy/outrun.h"
 #include "policy/phase_groups.h"
 #include "unit/harmonics_fixture.h"
 
@@ -250,21 +251,27 @@ TEST(PhaseGroups, CoordinatorRetriesARefusedFamilyLessAndLessOften) {
 // A member whose measured period (net of the gate's holds) stays more than
 // kFamilyOutrunTolerance past its family's leaves the family after
 // kFamilyOutrunS and runs free, held out of families; within the tolerance
-// (a family settling) it stays. The other members stay either way.
-TEST(PhaseGroups, AMemberFarPastItsFamilysPeriodLeavesAfterThirtySeconds) {
+// (a family settling) it stays; more than kFamilyFarOutrunTolerance past it
+// (missing every slot) it leaves after kOutrunEpochs epochs, as a job
+// outside families would. Its hold doubles each further time it leaves,
+// though it joined again in between. The other members stay either way.
+TEST(PhaseGroups, AMemberPastItsFamilysPeriodLeavesAfterThirtySecondsOrSoonerFarPast) {
     FourRacks f;
     const std::vector<JobProfile> jobs = six_pairs(f, 0.100, 0.040);
     PolicyOptions po;
     LocalScheduler local(po, local_tuning(po));
-    // Member `slow`'s measured period `factor` times the family's; returns
-    // from which epoch (one a second) it is out of families (-1: never).
-    const auto left_at = [&](double factor, JobId* slow) {
+    // Member `slow`'s measured period `factor` times the family's, epochs 0
+    // to `last` (one a second); returns the epochs at which it left its
+    // family (gated in it the epoch before, out of families now). `free`:
+    // the times it had to run free, as counted for its next hold.
+    int free = 0;
+    const auto leaves = [&](double factor, JobId* slow, int last) {
         GlobalCoordinator coord;
         coord.use_phase_groups(phase_group_options(po, local_tuning(po)));
         ConflictMemory memory;
         std::map<JobId, JobDecision> previous;
-        int left = -1;
-        for (int epoch = 0; epoch <= 45; ++epoch) {
+        std::vector<int> left;
+        for (int epoch = 0; epoch <= last; ++epoch) {
             std::vector<JobProfile> now = jobs;
             for (JobProfile& j : now) {
                 auto p = previous.find(j.id);
@@ -282,19 +289,31 @@ TEST(PhaseGroups, AMemberFarPastItsFamilysPeriodLeavesAfterThirtySeconds) {
             for (const auto& [id, d] : r.jobs) members += id != *slow && d.group >= 0 && d.gated;
             EXPECT_GE(members, 3) << "epoch " << epoch;
             const bool out = !r.jobs.at(*slow).gated && !memory.grouped.count(*slow);
-            if (out && left < 0) left = epoch;
-            if (left >= 0) {
-                EXPECT_TRUE(out) << "epoch " << epoch << " (left at " << left << ")";
+            const bool was_in = epoch > 0 && previous.at(*slow).gated && previous.at(*slow).group >= 0;
+            if (out && was_in) left.push_back(epoch);
+            if (!left.empty() && epoch < left.back() + memory.free_hold_s) {   // out for its first hold
+                EXPECT_TRUE(out) << "epoch " << epoch << " (left at " << left.back() << ")";
             }
             previous = r.jobs;
         }
+        free = memory.free_times.count(*slow) ? memory.free_times.at(*slow) : 0;
+        EXPECT_EQ(memory.group_refused.times(*slow), 0);   // not a refused family
         return left;
     };
     JobId slow = 0;
-    // Outrunning from epoch 1 on: out once 30 s have passed, at epoch 31.
-    EXPECT_EQ(left_at(1.10, &slow), 31);
+    // Outrunning from epoch 1 on: out once 30 s have passed, at epoch 31,
+    // and out of families for its 30 s hold.
+    EXPECT_EQ(leaves(1.10, &slow, 60), (std::vector<int>{31}));
     EXPECT_TRUE(slow != 0);
-    EXPECT_EQ(left_at(1.04, &slow), -1);
+    EXPECT_EQ(leaves(1.04, &slow, 45), (std::vector<int>{}));
+    EXPECT_EQ(leaves(1.20, &slow, 45), (std::vector<int>{31}));
+    // 40 % past from epoch 1 on: counted at epochs 1, 2 and 3 (ten 0.1 s
+    // periods long since), out at epoch 3 for its 30 s hold; then back as a
+    // free rider (there is room beside every window), not gated again. The
+    // hold it had counts for its next: twice as long (holds.h), though it
+    // joined a family in between.
+    EXPECT_EQ(leaves(1.40, &slow, 45), (std::vector<int>{3}));
+    EXPECT_EQ(free, 1);
 }
 
 TEST(PhaseGroups, FamilyInForceKeepsItsWindowsAndANewcomerTakesAFreeOne) {

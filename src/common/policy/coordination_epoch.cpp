@@ -80,7 +80,8 @@ SwitchId CoordinationEpoch::decider(size_t i) const {
 // nodes dozens of them run 3-15 % past their period for several epochs
 // after a family is made and still gain from the gate (its late allowance
 // lets them go at once); freeing them cost 2-5 points (doc/scale.md,
-// "Stop 36"). Only one still 5 % past it after 30 s leaves (outrun.h).
+// "Stop 36"). Only one still 5 % past it after 30 s leaves, or one 25 %
+// past it as soon as a job outside families would (outrun.h).
 void CoordinationEpoch::free_outrunning(ConflictMemory& memory) {
     const double tolerance = local_.tuning().keep_tolerance;   // the hooks' noise plans ride out
     std::set<JobId> present;
@@ -93,12 +94,16 @@ void CoordinationEpoch::free_outrunning(ConflictMemory& memory) {
                              (member ? res_.owners.count(j.id) > 0 : !ungated_.count(j.id) && decider(i) >= 0);
         const JobDecision d = watched ? c->second : JobDecision{};
         if (!memory.outrun.seen(j.id, d, outruns(j.measured_period_s, d, member ? kFamilyOutrunTolerance : tolerance),
-                                now_s_, member ? kFamilyOutrunS : 0))
+                                now_s_, member ? family_outrun_floor_s(j.measured_period_s, d) : 0))
             continue;
-        // A member leaves families for a refusal hold and runs free as long.
-        memory.free_until_s[j.id] =
-            now_s_ + (member ? memory.group_refused.refuse(j.id, now_s_, memory.free_hold_s)
-                             : conflict_free_hold_s(memory.free_hold_s, memory.free_times[j.id]++));
+        // It runs free for a hold doubled each further time it had to (a
+        // member leaves families as long). A member's count is not cleared
+        // when it joins again: one that misses every slot of each family it
+        // joins would otherwise miss them again for a few epochs after every
+        // hold, for its whole life.
+        const double hold_s = conflict_free_hold_s(memory.free_hold_s, memory.free_times[j.id]++);
+        if (member) memory.group_refused.hold(j.id, now_s_ + hold_s);
+        memory.free_until_s[j.id] = now_s_ + hold_s;
         ungate(j.id, decider(i));
     }
     memory.outrun.forget_all_but(present);

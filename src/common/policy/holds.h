@@ -45,6 +45,13 @@ public:
         until_s_[id] = now_s + h;
         return h;
     }
+    // Held out of families until `until_s` without counting a refusal: a
+    // member that left its family for outrunning it, whose hold doubles with
+    // each time it had to run free (conflict_free_hold_s), joins or not.
+    void hold(JobId id, double until_s) {
+        double& u = until_s_[id];
+        if (u < until_s) u = until_s;
+    }
     // In a family taken, or gone: a later refusal starts from the first hold.
     void forget(JobId id) {
         until_s_.erase(id);

@@ -11,6 +11,10 @@ bool outruns(double period_s, const JobDecision& d, double tolerance) {
     return d.gated && d.period_s > 0 && period_s > d.period_s * (1 + tolerance);
 }
 
+double family_outrun_floor_s(double period_s, const JobDecision& d) {
+    return outruns(period_s, d, kFamilyFarOutrunTolerance) ? 0.0 : kFamilyOutrunS;
+}
+
 bool OutrunWatch::seen(JobId id, const JobDecision& d, bool outran, double now_s, double min_s) {
     if (!outran) {
         runs_.erase(id);

@@ -31,11 +31,27 @@ constexpr int kOutrunIterations = 10;
 // kOutrunIterations periods) misses its slots for good: a gpt3-6.7b ring
 // beside dlrm jobs ran 16 % past its 4.57 s for its whole life and waited
 // 29 % of it at the gate (doc/scale.md, "Stop 39"). It leaves its family
-// and runs free for a refusal hold. Measured with harmonics-sim: 5 % from 0
-// freed bert-large members still settling at 1,024 nodes (+5.24 -> +0.60 %);
+// and runs free for a hold, doubled each further time it has to (holds.h).
+// Measured with harmonics-sim: 5 % from 0 freed bert-large members still
+// settling at 1,024 nodes (+5.24 -> +0.60 %);
 // with the 30 s floor the only aligned row that moves loses 0.03 points.
 constexpr double kFamilyOutrunTolerance = 0.05;
 constexpr double kFamilyOutrunS = 30;
+
+// A member more than kFamilyFarOutrunTolerance past the family's period is
+// not settling: it misses every slot and waits most of a period each
+// iteration. It leaves as a gated job outside families does, after
+// kOutrunEpochs epochs and kOutrunIterations periods, without the 30 s.
+// A family formed from the first jobs of a busy 4:1 cluster (bert-large,
+// random phases) met the later ones at their peak; its members ran 40-100 %
+// past its 232 ms period for 31 s (-2.39 % against fair; -0.51 % with this
+// rule, doc/scale.md "Stop 43"). The largest settling seen is 15 %.
+constexpr double kFamilyFarOutrunTolerance = 0.25;
+
+// How long a member whose iterations take `period_s` (net of the gate's
+// holds) must outrun its family's decision `d` before it leaves:
+// kFamilyOutrunS, or 0 (the plain outrun count) when it is far past.
+double family_outrun_floor_s(double period_s, const JobDecision& d);
 
 // Whether a job gated at `d` whose iterations take `period_s` (measured net
 // of the gate's holds) runs more than `tolerance` of d's period past it.

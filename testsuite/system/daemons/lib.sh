@@ -316,3 +316,58 @@ d = abs(f(a, "shift") - f(b, "shift")) % p
 sys.exit(0 if p == f(b, "period") and min(d, p - d) >= burst - 1e-6 else 1)
 PY
 }
+
+# Checks after a phase-family member JOB left its family for outrunning it
+# (daemons.family_outrun, daemons.family_far):
+# family_member_left JOB MIN_S MAX_S HOLD_RE OTHERS...: coordd said JOB left,
+# MIN_S to MAX_S after it joined; its owner ran it free for a hold matching
+# HOLD_RE (seconds) and both its hooks got a free schedule after their gated
+# ones; the OTHERS were never taken out and end gated in their family.
+family_member_left() {
+    local job=$1 min=$2 max=$3 hold=$4 j s first start
+    shift 4
+    grep -q "job $job leaves its phase family" "$T/coordd.log" || fail "coordd's log does not say job $job left its family"
+    for j in "$@"; do
+        grep -q "job $j: in its phase family" "$T/coordd.log" && fail "job $j, on its family's period, was taken out"
+        grep -q "job $j leaves its phase family" "$T/coordd.log" && fail "job $j left its family"
+        grep -q "^JOB $j gated=1 .*owner=(coordinator)" "$T/h$j-a.out" ||
+            fail "job $j does not end in its family: $(grep "^JOB $j " "$T/h$j-a.out")"
+    done
+    first=$(grep -m1 "job $job: in its phase family" "$T/coordd.log" | cut -c12-23)
+    start=$(grep -m1 "job $job joins a phase family" "$T/coordd.log" | cut -c12-23)
+    awk -v a="$start" -v b="$first" -v lo="$min" -v hi="$max" \
+        'function s(t, p) { split(t, p, ":"); return p[1] * 3600 + p[2] * 60 + p[3] }
+         BEGIN { d = s(b) - s(a); if (d < lo || d > hi) { print "taken out " d " s after joining"; exit 1 } }' ||
+        fail "job $job left at the wrong time (joined $start, out $first)"
+    grep -Eq "job $job: runs free for $hold s more: gated, it kept iterating past its period" "$T"/schedd-rack*.log ||
+        fail "job $job's owner did not learn the hold: $(grep -h "job $job" "$T"/schedd-rack*.log | tail -n 3)"
+    for s in a b; do
+        grep "^SCHED job=$job " "$T/h$job-$s.out" | awk '$3 == "gated=1" { g = 1 } g && $3 == "gated=0" { ok = 1 } END { exit !ok }' ||
+            fail "job $job's hooks ($s) never ran free after their gate: $(grep "^SCHED job=$job " "$T/h$job-$s.out" | tail -n 4)"
+    done
+}
+
+# family_with_slow_member PERIOD PHASE_DUR RUN_S: the four cross-leaf 0.2 s
+# rings of daemons.groups form a phase family on four leaves; after 4 s job
+# 4's hooks report PERIOD s iterations, its collective stretched from 60 ms
+# to PHASE_DUR s by collisions the plan does not see; RUN_S s in all.
+family_with_slow_member() {
+    local j
+    start_munged
+    start_four_leaves
+    declare -gA NODES=([1]="n1 n9" [2]="n5 n10" [3]="n2 n13" [4]="n6 n14") PHASE
+    for j in 1 2 3; do PHASE[$j]="--period 0.2 --phase-off 0.14 --phase-dur 0.06 --phase-bytes 0.75e9"; done
+    PHASE[4]="--period 0.2 --phase-off 0.14 --phase-dur 0.06 --phase-bytes 0.75e9 --later-period $1 --later-phase-dur $2 --after 4"
+    run_two_node_jobs "$3"
+    for j in 1 2 3 4; do
+        grep -q "job $j joins a phase family" "$T/coordd.log" || fail "job $j never joined a phase family"
+    done
+}
+
+# outran_family JOB NET_RE FOR_S HOLD_S: coordd logged that JOB, at a family
+# period of 0.20x s, iterated at NET_RE s (a regular expression) and left
+# after FOR_S s of that for a hold of HOLD_S s.
+outran_family() {
+    grep -Eq "job $1: in its phase family at period 0\\.2[01][0-9]* s it iterated at $2[0-9]* s \\(net of the gate.s holds\\) for $3 s: it misses its slots; out of families and free for $4 s" \
+        "$T/coordd.log" || fail "coordd did not take job $1 out of its family after $3 s for $4 s: $(grep -h "job $1" "$T/coordd.log")"
+}
