@@ -78,7 +78,10 @@ void print_usage() {
         "output:\n"
         "  --json FILE            figures under policies.<name>.* and lower_bound\n"
         "  --csv FILE             per-job results\n"
-        "  --out DIR              results.json, jobs.csv and PNG plots (gnuplot) in DIR\n"
+        "  --decisions FILE       every change of a job's gate schedule: when, its period,\n"
+        "                         phase, late allowance, family window and deciding leaf\n"
+        "  --out DIR              results.json, jobs.csv, decisions.csv and PNG plots\n"
+        "                         (gnuplot) in DIR\n"
         "  --quiet                no progress line\n"
         "  --list                 built-in scenarios, policies and models\n"
         "  --help");
@@ -164,6 +167,7 @@ CliOptions parse_cli(int argc, char** argv) {
         else if (a == "--seed") o.seed = static_cast<unsigned>(to_long(a, value()));
         else if (a == "--json") o.json = value();
         else if (a == "--csv") o.csv = value();
+        else if (a == "--decisions") o.decisions = value();
         else if (a == "--out") o.out = value();
         else if (a == "--quiet" || a == "-q") o.quiet = true;
         else if (a == "--list") o.list = true;
@@ -268,6 +272,7 @@ int run(const CliOptions& o) {
     ec.noise_seed = o.seed;
     ec.progress = !o.quiet && isatty(STDERR_FILENO);
     if (!o.out.empty()) trace_window(sc, jobs, &ec.trace_from_s, &ec.trace_to_s);
+    ec.record_decisions = !o.decisions.empty() || !o.out.empty();
 
     std::vector<PolicyRun> runs;
     for (const std::string& name : names) {
@@ -289,16 +294,19 @@ int run(const CliOptions& o) {
     std::string title = "harmonics-sim: " + sc.description;
     print_table(stdout, title, runs, lb);
     std::fflush(stdout);  // the table before any note on stderr
-    std::string json = o.json, csv = o.csv;
+    std::string json = o.json, csv = o.csv, decisions = o.decisions;
     if (!o.out.empty()) {
         if (!make_dirs(o.out)) throw std::runtime_error(o.out + ": cannot create: " + std::strerror(errno));
         if (json.empty()) json = o.out + "/results.json";
         if (csv.empty()) csv = o.out + "/jobs.csv";
+        if (decisions.empty()) decisions = o.out + "/decisions.csv";
     }
     if (!json.empty() && !write_json(json, sc.name, o.seed, runs, lb))
         throw std::runtime_error(json + ": cannot write: " + std::strerror(errno));
     if (!csv.empty() && !write_jobs_csv(csv, runs, lb))
         throw std::runtime_error(csv + ": cannot write: " + std::strerror(errno));
+    if (!decisions.empty() && !write_decisions_csv(decisions, sc.topo, runs))
+        throw std::runtime_error(decisions + ": cannot write: " + std::strerror(errno));
     if (!o.out.empty()) {
         bool ok = true;
         std::string note = write_plots(o.out, sc.topo, runs, lb, &ok);

@@ -33,6 +33,7 @@ struct CliOptions {
     long learn_iterations = 0;         // iterations a job runs free before the policies know it
     unsigned seed = 1;
     std::string json, csv, out;
+    std::string decisions;             // every change of a job's gate schedule, CSV
     bool quiet = false;
     bool list = false;
     bool help = false;

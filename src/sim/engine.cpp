@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "policy/harmonics_local.h"
 #include "policy/release.h"
 #include "sim/event_queue.h"
 #include "sim/flow_table.h"
@@ -401,7 +402,10 @@ private:
         for (int j : active_) {
             JobState& s = state_[j];
             auto it = d.jobs.find(s.in->id);
-            s.decision = it != d.jobs.end() ? it->second : JobDecision{};
+            JobDecision next = it != d.jobs.end() ? it->second : JobDecision{};
+            if (cfg_.record_decisions && !same_schedule(s.decision, next))
+                result_.decisions.push_back(DecisionChange{now_, s.in->id, next, s.measured_period});
+            s.decision = next;
             if (s.flow >= 0) flows_.set_priority(s.flow, priority(s));
         }
     }

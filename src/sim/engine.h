@@ -58,6 +58,9 @@ struct EngineConfig {
     // kMinRepeats + 1), and decide at once: 4, as the engine decides when a
     // job completes its N-th iteration and gates its next.
     long learn_iterations = 0;
+    // Keep every change of a job's schedule in RunResult::decisions (a
+    // decision equal to the last but for its origin is no change).
+    bool record_decisions = false;
     bool progress = false;     // a progress line on stderr
     std::string label;         // shown in the progress line
     // Used instead of a policy when the engine is given none: fixed decisions
@@ -99,6 +102,16 @@ struct TraceSegment {
     double rate_Bps;  // mean load the flow put on the link (multiplicity·bytes / time)
 };
 
+// A job's schedule as a decision round changed it (--decisions): its new
+// decision, and the period its hooks measured, net of the gate's holds, when
+// it was taken (0 before a whole iteration).
+struct DecisionChange {
+    double t_s = 0;
+    JobId job = 0;
+    JobDecision decision;
+    double measured_period_s = 0;
+};
+
 struct RunResult {
     std::string policy;
     std::vector<JobResult> jobs;
@@ -106,6 +119,7 @@ struct RunResult {
     double end_s = 0;
     std::vector<double> link_bytes;    // bytes carried by each link
     std::vector<TraceSegment> trace;
+    std::vector<DecisionChange> decisions;   // EngineConfig::record_decisions
     long events = 0;
     long solver_calls = 0, solver_flows = 0, lone_flows = 0;
     // The gate's releases of gated jobs' first collectives: how many, how

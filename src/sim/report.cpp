@@ -107,5 +107,30 @@ bool write_jobs_csv(const std::string& path, const std::vector<PolicyRun>& runs,
     return std::ferror(f.get()) == 0;
 }
 
+bool write_decisions_csv(const std::string& path, const Topology& topo, const std::vector<PolicyRun>& runs) {
+    File f(std::fopen(path.c_str(), "w"));
+    if (!f) return false;
+    std::fprintf(f.get(), "policy,time_s,job,gated,period_ms,phase_ms,late_ms,window,windows,owner,measured_period_ms\n");
+    for (const PolicyRun& r : runs) {
+        for (const DecisionChange& c : r.run.decisions) {
+            const JobDecision& d = c.decision;
+            double phase = 0;
+            if (d.gated && d.period_s > 0) {
+                phase = std::fmod(std::fmod(d.origin_s, d.period_s) + std::fmod(d.shift_s, d.period_s), d.period_s);
+                if (phase < 0) phase += d.period_s;
+            }
+            std::string owner = "-";
+            if (d.group >= 0 && d.gated) owner = "coordinator";
+            else if (d.owner_leaf >= 0 && static_cast<size_t>(d.owner_leaf) < topo.switches().size())
+                owner = topo.sw(d.owner_leaf).name;
+            std::fprintf(f.get(), "%s,%.6f,%lld,%d,%.4f,%.4f,%.4f,%d,%d,%s,%.4f\n", r.run.policy.c_str(), c.t_s,
+                         static_cast<long long>(c.job), d.gated ? 1 : 0, 1e3 * d.period_s, 1e3 * phase,
+                         d.late_s < 0 ? -1.0 : 1e3 * d.late_s, d.group, d.groups, owner.c_str(),
+                         1e3 * c.measured_period_s);
+        }
+    }
+    return std::ferror(f.get()) == 0;
+}
+
 }  // namespace sim
 }  // namespace harmonics

@@ -33,5 +33,14 @@ bool write_json(const std::string& path, const std::string& scenario, unsigned s
 // steady_comm_ms_per_iteration (the last two after the first quarter).
 bool write_jobs_csv(const std::string& path, const std::vector<PolicyRun>& runs, const LowerBound& lb);
 
+// One row per change of a job's gate schedule (RunResult::decisions):
+// policy,time_s,job,gated,period_ms,phase_ms,late_ms,window,windows,owner,
+// measured_period_ms. phase_ms: where in its period the job's first
+// collective may start (origin + shift modulo the period; 0 when free);
+// late_ms: how late it may be and still go (-1: the default share);
+// window/windows: its phase family's (-1/0 outside one); owner: the leaf
+// that decided it ("coordinator" for a family member, "-" for none).
+bool write_decisions_csv(const std::string& path, const Topology& topo, const std::vector<PolicyRun>& runs);
+
 }  // namespace sim
 }  // namespace harmonics

@@ -18,6 +18,11 @@
 #                  iterations, as the daemons learn it) changes harmonics' results on the
 #                  testbed, not fair sharing's (it decides nothing); a negative count and
 #                  bench-harmonics' non-number are refused by name
+#   decisions      --decisions FILE: collide2's two jobs gated at time 0 half a period
+#                  apart (the complementary shift), none for fair sharing; on a busy
+#                  cluster where leaves take drift plans (their origin moves every
+#                  epoch) no row repeats its job's schedule; --out writes decisions.csv;
+#                  an unwritable file is named
 #   bench-usage    bench-harmonics, bench-sim and bench-shifts answer --help with their usage
 #                  (exit 0) and refuse an option left without its value (exit 2);
 #                  before, the first two ran their default benchmark, minutes of it
@@ -82,6 +87,38 @@ files)
     --policy fair --json "$TMP/r.json" --csv "$TMP/jobs.csv"
   check_json "$TMP/r.json" fair
   [ "$(grep -c '^fair,' "$TMP/jobs.csv")" -eq 6 ] || fail "jobs.csv: expected 6 rows"
+  ;;
+decisions)
+  "$SIM" --quiet --scenario collide2 --policy fair,harmonics --decisions "$TMP/d.csv" >/dev/null || fail "collide2 failed"
+  cat "$TMP/d.csv"
+  head -n 1 "$TMP/d.csv" | grep -qx 'policy,time_s,job,gated,period_ms,phase_ms,late_ms,window,windows,owner,measured_period_ms' ||
+    fail "decisions.csv: unexpected header"
+  ! grep -q '^fair,' "$TMP/d.csv" || fail "fair sharing changed a schedule"
+  # Both gated at time 0 at one period, their phases half a period apart
+  # (within a slot): the zero-overlap shift of the issue's first test.
+  awk -F, '$1 == "harmonics" && $2 == 0 && $4 == 1 { n++; P[n] = $5; ph[n] = $6 }
+           END { d = ph[1] - ph[2]; if (d < 0) d = -d
+                 exit !(n == 2 && P[1] == P[2] && d >= P[1] / 2 - 1 && d <= P[1] / 2 + 1) }' "$TMP/d.csv" ||
+    fail "collide2: not two jobs gated half a period apart at time 0"
+  # Drift plans start their grid at each epoch's slot: the same schedule
+  # comes back every epoch with a new origin, which is no change.
+  "$SIM" --quiet --racks 16 --nodes-per-rack 8 --utilisation 0.9 --placement scattered --oversubscription 2 \
+    --models gpt2-xl,gpt3-1.3b --jobs 0 --min-runtime 20 --max-runtime 60 --start-phases random \
+    --policy harmonics --decisions "$TMP/busy.csv" >/dev/null || fail "busy cluster failed"
+  rows=$(($(wc -l <"$TMP/busy.csv") - 1))
+  echo "busy cluster: $rows schedule changes"
+  [ "$rows" -ge 20 ] || fail "busy cluster: only $rows schedule changes"
+  awk -F, 'NR > 1 { k = $1 " " $3
+                    if (k in g && g[k] == $4 && p[k] == $5 && ($4 == 0 || (d = $6 - ph[k]) * d < 1e-6 ||
+                        ($5 - (d < 0 ? -d : d)) ^ 2 < 1e-6)) { print "row " NR " repeats job " $3 "'"'"'s schedule"; bad = 1 }
+                    g[k] = $4; p[k] = $5; ph[k] = $6 }
+           END { exit bad }' "$TMP/busy.csv" || fail "a row repeats its job's schedule"
+  "$SIM" --quiet --scenario collide2 --policy harmonics --out "$TMP/out" >/dev/null 2>&1 || fail "--out failed"
+  cmp <(grep '^harmonics,' "$TMP/d.csv") <(grep '^harmonics,' "$TMP/out/decisions.csv") || fail "--out: decisions.csv differs"
+  if "$SIM" --quiet --scenario collide2 --policy harmonics --decisions "$TMP/none/d.csv" >/dev/null 2>"$TMP/err"; then
+    fail "wrote into a missing directory"
+  fi
+  grep -q "$TMP/none/d.csv: cannot write" "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
   ;;
 shifts)
   B=$BUILD/src/sim/bench-shifts
