@@ -1,9 +1,10 @@
 #!/bin/bash
-# A phase-family member that stays far past its family's period misses its
-# slots for good (a gpt3-6.7b ring beside dlrm jobs ran 16 % past its 4.57 s
+# A phase-family member that stays past its family's period (more than
+# kFamilyOutrunTolerance, less than kFamilyFarOutrunTolerance: 5-25 %) misses
+# its slots for good (a gpt3-6.7b ring beside dlrm jobs ran 16 % past its 4.57 s
 # for its whole life and waited 29 % of it at the gate; doc/scale.md,
 # "Stop 39"). The four cross-leaf jobs of daemons.groups form a family of
-# 0.2 s rings; after 4 s job 4's hooks report 0.24 s iterations (20 % past),
+# 0.2 s rings; after 4 s job 4's hooks report 0.24 s iterations (19 % past),
 # their collective stretched from 60 to 100 ms by collisions the plan does
 # not see (its own rhythm still fits the family: a slower compute would not,
 # and would leave at once).
