@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 
 #include "config/policy_options.h"
 #include "policy/phase_groups.h"
@@ -21,6 +22,17 @@
 #include "wire/schedule_msg.h"
 
 namespace harmonics::coord {
+
+namespace {
+
+// ", time limit ends in 3600 s" for the job-started line.
+std::string time_left_text(double end_time_s) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", time limit ends in %.0f s", end_time_s - wall_s());
+    return buf;
+}
+
+}  // namespace
 
 Coordd::Coordd(CoordOptions opts) : opts_(std::move(opts)) {}
 
@@ -256,8 +268,9 @@ void Coordd::handle_job_event(wire::Connection& c, const Harmonics__JobEvent& e)
             j.has_uid = j.uid_from_slurm = true;
             j.ended = false;
             set_nodes(j, e.node_list ? e.node_list : "");
-            HLOG_INFO("job %lld started (uid %u, nodes %s, leaves %zu)", (long long)j.id, j.uid, j.node_list.c_str(),
-                      j.leaves.size());
+            j.end_time_s = e.has_end_time_s && e.end_time_s > 0 ? e.end_time_s : 0;
+            HLOG_INFO("job %lld started (uid %u, nodes %s, leaves %zu%s)", (long long)j.id, j.uid, j.node_list.c_str(),
+                      j.leaves.size(), j.end_time_s > 0 ? time_left_text(j.end_time_s).c_str() : ", no time limit");
             assign_owners();
             notify_leaves(j);
             comment_soon();

@@ -81,6 +81,9 @@ struct CoordJob {
     // free till then (monotonic): gated, it kept iterating past its period
     // (LeafJob.outran_for_s). Not handed to another leaf meanwhile.
     double outran_until = 0;
+    // When Slurm ends the job at the latest (start plus time limit), Unix
+    // seconds; 0 unknown or no limit. Passed to its leaves (JobInfo.end_time_s).
+    double end_time_s = 0;
 };
 
 inline bool outran(const CoordJob& j, double now) { return j.outran_until > now; }

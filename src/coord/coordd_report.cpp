@@ -58,6 +58,10 @@ void fill_info(JobInfoBuf& b, const CoordJob& j, const std::string& state) {
         b.info.has_outran_for_s = 1;
         b.info.outran_for_s = left;
     }
+    if (j.end_time_s > 0) {
+        b.info.has_end_time_s = 1;
+        b.info.end_time_s = j.end_time_s;
+    }
     if (j.adopted) {
         b.info.has_adopted = 1;
         b.info.adopted = 1;
@@ -305,6 +309,7 @@ void Coordd::on_slurm_loaded() {
         j.uid = s.uid;
         j.has_uid = j.uid_from_slurm = true;
         set_nodes(j, s.nodes);
+        if (s.end_time_s > 0) j.end_time_s = s.end_time_s;
         running.insert(s.id);
     }
     // Never trust a stale table: a job a schedd still remembers but Slurm no

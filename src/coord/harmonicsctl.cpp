@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 #include "config.h"
@@ -44,6 +45,17 @@ std::string leaves_of(const Harmonics__JobInfo& j, const char* sep) {
     return s;
 }
 
+// Slurm's end time for the job (start plus time limit) as scontrol prints
+// times, local; empty when not known.
+std::string end_time_text(const Harmonics__JobInfo& j) {
+    if (!j.has_end_time_s || j.end_time_s <= 0) return "";
+    const std::time_t t = static_cast<std::time_t>(j.end_time_s);
+    struct tm tm;
+    char buf[32];
+    if (!localtime_r(&t, &tm) || std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0) return "";
+    return buf;
+}
+
 // Seconds its deciding leaf still runs it free for having outrun its period.
 double outran_for_s(const Harmonics__JobInfo& j) { return j.has_outran_for_s ? j.outran_for_s : 0; }
 
@@ -64,6 +76,7 @@ void print_job(const Harmonics__JobInfo& j, bool json, bool schedule_only) {
             std::printf(",\"gated\":%s,\"period_s\":%.6f,\"shift_s\":%.6f,\"origin_s\":%.6f,\"epoch\":%llu",
                         d->gated ? "true" : "false", d->period_s, d->shift_s, d->origin_s, (unsigned long long)d->epoch);
         if (d && d->has_group && d->has_groups) std::printf(",\"window\":%d,\"windows\":%d", d->group, d->groups);
+        if (j.has_end_time_s && j.end_time_s > 0) std::printf(",\"end_time_s\":%.0f", j.end_time_s);
         std::printf("}");
         return;
     }
@@ -74,8 +87,12 @@ void print_job(const Harmonics__JobInfo& j, bool json, bool schedule_only) {
                     (unsigned long long)(d ? d->epoch : 0));
         return;
     }
-    std::printf("JobId=%lld UserId=%s State=%s\n", (long long)j.job_id, j.has_uid ? std::to_string(j.uid).c_str() : "?",
-                j.state ? j.state : "?");
+    // EndTime: Slurm's (start plus time limit), what the schedd weighs a
+    // new gate's first wait against; absent for a job without a limit.
+    const std::string end = end_time_text(j);
+    std::printf("JobId=%lld UserId=%s State=%s%s%s\n", (long long)j.job_id,
+                j.has_uid ? std::to_string(j.uid).c_str() : "?", j.state ? j.state : "?", end.empty() ? "" : " EndTime=",
+                end.c_str());
     // HandedOver/Adopted, RunFree, Holds=no and Outran only when set: why
     // the owner is not the one first assigned, and why a job is not gated.
     const bool adopted = j.has_adopted && j.adopted;

@@ -190,7 +190,9 @@ void SlurmLink::worker() {
                 for (uint32_t i = 0; i < msg->record_count; ++i) {
                     const slurm_job_info_t& j = msg->job_array[i];
                     if ((j.job_state & JOB_STATE_BASE) != JOB_RUNNING) continue;
-                    jobs.push_back({std::int64_t(j.job_id), j.user_id, j.nodes ? j.nodes : ""});
+                    const bool limited = j.time_limit != INFINITE && j.time_limit != NO_VAL && j.end_time > 0;
+                    jobs.push_back({std::int64_t(j.job_id), j.user_id, j.nodes ? j.nodes : "",
+                                    limited ? double(j.end_time) : 0.0});
                 }
                 slurm_free_job_info_msg(msg);
             }

@@ -23,6 +23,7 @@ struct SlurmJob {
     std::int64_t id = 0;
     std::uint32_t uid = 0;
     std::string nodes;     // hostlist
+    double end_time_s = 0; // start plus time limit, Unix seconds; 0: no limit
 };
 
 struct CommentResult {

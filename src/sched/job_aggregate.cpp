@@ -46,6 +46,7 @@ bool JobAggregate::add(int rank, RankSample s) {
         ok = ok && std::isfinite(p.start_offset_s) && std::isfinite(p.duration_s) && std::isfinite(p.bytes) &&
              p.start_offset_s >= 0 && p.duration_s >= 0 && p.bytes >= 0 &&
              std::isfinite(p.held_s) && p.held_s >= 0;
+    if (!std::isfinite(s.iteration_start_s) || s.iteration_start_s < 0) s.iteration_start_s = 0;   // not known
     if (!ok) {
         rejected_++;
         return false;
@@ -68,6 +69,7 @@ std::optional<JobSummary> JobAggregate::summarize(double now_s, double fresh_s) 
                                        [](auto& a, auto& b) { return a.second < b.second; })->first;
     JobSummary out;
     out.ranks = int(fresh.size());
+    for (auto* s : fresh) out.last_collective_s = std::max(out.last_collective_s, s->iteration_start_s);
     double busy = 0;   // the summary's phases and holds, per iteration
     for (std::size_t k = 0; k < nph; ++k) {
         PhaseSample p;

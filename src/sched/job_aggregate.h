@@ -22,12 +22,16 @@ struct RankSample {
     double period_s = 0;
     std::vector<PhaseSample> phases;
     double received_s = 0;       // monotonic time the report arrived
+    double iteration_start_s = 0; // its latest iteration's first collective, this schedd's clock; 0 unknown
 };
 
 struct JobSummary {
     int ranks = 0;               // ranks that contributed
     double period_s = 0;         // smoothed median period
     std::vector<PhaseSample> phases;
+    // The latest iteration start any fresh rank reported (schedd's clock,
+    // Unix seconds; 0 none): where the job's collectives come now.
+    double last_collective_s = 0;
 };
 
 // A cross-leaf job as coordd sees it: each leaf's summary of the ranks it

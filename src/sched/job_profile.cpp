@@ -58,6 +58,7 @@ JobProfile build_profile(const Topology& topo, JobId id, const std::vector<std::
     p.compute_s = std::max(0.0, natural_period_s(summary) - comm);
     p.measured_period_s = summary.period_s;
     p.isolated_period_s = p.compute_s + comm_alone;
+    if (summary.last_collective_s > 0) p.last_collective_s = summary.last_collective_s;
     return p;
 }
 

@@ -284,6 +284,9 @@ void Schedd::handle_report(wire::Connection& c, const Harmonics__ProfileReport& 
     RankSample s;
     s.period_s = r.period_s;
     s.received_s = mono_s();
+    // On this schedd's clock: a hook's is off it by clock_offset_s.
+    if (r.has_iteration_start_s && r.iteration_start_s > 0)
+        s.iteration_start_s = r.iteration_start_s - (r.has_clock_offset_s ? r.clock_offset_s : 0);
     for (std::size_t k = 0; k < r.n_phases && k <= JobAggregate::kMaxPhases; ++k) {
         const Harmonics__PhaseReport* p = r.phases[k];
         s.phases.push_back({p->start_offset_s, p->duration_s, p->has_bytes ? double(p->bytes) : 0.0,

@@ -77,6 +77,7 @@ struct SchedJob {
     bool holds_elsewhere = true;             // coordd: its ranks on the other leaves hold too
     double outran_until_s = 0;               // monotonic: run free till then, having outrun its period
     int outran_times = 0;                    // ... how often (each hold doubles)
+    double end_time_s = 0;                   // coordd: Slurm's end time (Unix s), 0 unknown: what a gate's first wait is weighed over
 };
 
 class Schedd {

@@ -235,6 +235,7 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
         }
         j.run_free = run_free;
         j.holds_elsewhere = !ji->has_holds || ji->holds;
+        if (ji->has_end_time_s && ji->end_time_s > 0) j.end_time_s = ji->end_time_s;
         if (keep_outrun_hold(j, ji->has_outran_for_s ? ji->outran_for_s : 0)) changed = true;
         j.adopted = ji->has_adopted && ji->adopted;
         j.handed_over = ji->has_handed_over && ji->handed_over;

@@ -188,6 +188,7 @@ bool Schedd::decide(Trigger why) {
         // One that does not hold is planned around, and may make the plan
         // absorb its collisions (LocalTuning::absorb_measuring).
         p.holds = j.holds && j.holds_elsewhere;
+        p.end_s = j.end_time_s;
         j.uplink_load = uplink_load(topo_, p, leaf_);
         if (!job_loads(p, links)) {
             idle.push_back(id);

@@ -15,7 +15,7 @@
 //          [--utilisation U] [--placement rack-aware|linear|scattered] [--oversubscription R] [--time-limit S] [--seed N]
 //          [--jct-sizes 128,1024] [--jct-policies fair,harmonics,cassini] [--min-runtime S] [--max-runtime S]
 //          [--arrivals N] [--arrival-rate PER_S] [--jitter X] [--measuring X] [--duration S] [--explain 1] [--models NAME,...]
-//          [--start-phases aligned|random] [--learn-iterations N]
+//          [--start-phases aligned|random] [--learn-iterations N] [--time-limit-factor F]
 //          [--tuning key=value,...]   (LocalTuning of the diagnostic policy harmonics-tuned)
 #include "config.h"
 
@@ -179,6 +179,7 @@ bool parse_tuning(const std::string& text, LocalTuning* t) {
         else if (k == "absorb_collision_weight") t->absorb_collision_weight = v;
         else if (k == "replay_gate") t->replay_gate = v != 0;
         else if (k == "free_outrunning") t->free_outrunning = v != 0;
+        else if (k == "charge_waits") t->charge_waits = v != 0;
         else return false;
     }
     return true;
@@ -206,6 +207,7 @@ struct BenchOptions {
     double measuring = 0;  // share of the jobs whose hooks never hold (Gate=no)
     bool random_phases = false;   // jobs at time 0 start within their first period
     long learn_iterations = 0;    // iterations a job runs free before the policies know it
+    double time_limit_factor = sim::EngineConfig{}.time_limit_factor;   // jobs' time limits, x isolated runtime
     double duration_s = 0;
     bool explain = false;
     std::vector<std::string> models;  // generator's model mix; empty: the whole library
@@ -335,14 +337,17 @@ void bench_jct(int nodes, const std::vector<std::string>& policies, const BenchO
     const int phased = o.random_phases ? sim::spread_start_phases(placed, sc.topo, o.seed) : 0;
     sim::Fragmentation f = sim::fragmentation(sc.topo, sc.specs);
     std::printf("jct-scenario nodes=%d placement=%s utilisation=%.2f jobs=%zu spanning=%d crowded_uplinks=%d arrivals=%d arrival_rate=%.3f jitter=%.3f "
-                "runtime_s=%.0f-%.0f oversubscription=%.1f measuring=%d random_phases=%d learn_iterations=%ld\n",
+                "runtime_s=%.0f-%.0f oversubscription=%.1f measuring=%d random_phases=%d learn_iterations=%ld "
+                "time_limit_factor=%.2f\n",
                 nodes, sim::placement_rule_name(o.placement), o.utilisation, placed.size(), f.spanning, f.crowded_uplinks, o.arrivals, o.arrival_rate, o.jitter,
-                o.min_runtime_s, o.max_runtime_s, o.oversubscription, measuring, phased, o.learn_iterations);
+                o.min_runtime_s, o.max_runtime_s, o.oversubscription, measuring, phased, o.learn_iterations,
+                o.time_limit_factor);
     sim::EngineConfig ec;
     ec.epoch_s = sc.epoch_s;
     ec.end_s = sc.duration_s;
     ec.compute_jitter = o.jitter;
     ec.learn_iterations = o.learn_iterations;
+    ec.time_limit_factor = o.time_limit_factor;
     ec.noise_seed = o.seed;
     double fair_jct = 0;
     for (const std::string& name : policies) {
@@ -396,6 +401,7 @@ void usage(FILE* f) {
                  "             --jitter SHARE (0) --measuring SHARE (0) --duration S --explain 0|1\n"
                  "             --start-phases aligned|random (aligned: the running jobs start together)\n"
                  "             --learn-iterations N (0: policies know a job at its arrival; the daemons: 4)\n"
+                 "             --time-limit-factor F (2: each job's time limit, x its isolated runtime; 0: none)\n"
                  "  generated: --utilisation U (0.9) --placement rack-aware|linear|scattered --oversubscription R (3)\n"
                  "             --models NAME,NAME (the whole library) --seed N (1) --tuning KEY=VALUE\n"
                  "  --help     this text\n");
@@ -466,6 +472,14 @@ int main(int argc, char** argv) {
             o.learn_iterations = std::strtol(v, &end, 10);
             if (end == v || *end != '\0' || o.learn_iterations < 0) {
                 std::fprintf(stderr, "bench-harmonics: --learn-iterations must be a whole number >= 0, not '%s'\n", v);
+                return 2;
+            }
+        }
+        else if (a == "--time-limit-factor") {
+            char* end = nullptr;
+            o.time_limit_factor = std::strtod(v, &end);
+            if (end == v || *end != '\0' || !(o.time_limit_factor >= 0)) {
+                std::fprintf(stderr, "bench-harmonics: --time-limit-factor must be a number >= 0, not '%s'\n", v);
                 return 2;
             }
         }

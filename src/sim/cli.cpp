@@ -73,6 +73,9 @@ void print_usage() {
         "                         as the daemons learn a job from its hooks' rhythm (4:\n"
         "                         its fifth is the first they gate); default 0: decided\n"
         "                         at its arrival\n"
+        "  --time-limit-factor F  each job's time limit (the end Slurm gives it, which the\n"
+        "                         policies see), F times its runtime on an idle fabric from\n"
+        "                         its arrival; default 2; 0: no limit known\n"
         "  --gate-cap S           longest a collective is held at the gate (default:\n"
         "                         harmonics.conf GateCap; 0 = up to one period, the next slot)\n"
         "output:\n"
@@ -163,6 +166,7 @@ CliOptions parse_cli(int argc, char** argv) {
         }
         else if (a == "--start-phases") o.random_phases = parse_start_phases(value());
         else if (a == "--learn-iterations") o.learn_iterations = to_long(a, value());
+        else if (a == "--time-limit-factor") o.time_limit_factor = to_double(a, value());
         else if (a == "--oversubscription") o.oversubscription = to_double(a, value());
         else if (a == "--seed") o.seed = static_cast<unsigned>(to_long(a, value()));
         else if (a == "--json") o.json = value();
@@ -176,6 +180,7 @@ CliOptions parse_cli(int argc, char** argv) {
     }
     if (!(o.compute_jitter >= 0 && o.compute_jitter < 1)) throw std::invalid_argument("--compute-jitter must be in [0, 1)");
     if (o.learn_iterations < 0) throw std::invalid_argument("--learn-iterations must be >= 0");
+    if (!(o.time_limit_factor >= 0)) throw std::invalid_argument("--time-limit-factor must be >= 0");
     if (!(o.measuring_share >= 0 && o.measuring_share <= 1))
         throw std::invalid_argument("--measuring-share must be in [0, 1]");
     if (o.duration_s == 0 || o.epoch_s == 0 || o.time_limit_s == 0)
@@ -269,6 +274,7 @@ int run(const CliOptions& o) {
     ec.gate_cap_s = o.gate_cap_s >= 0 ? o.gate_cap_s : cfg.gate_cap_s;
     ec.compute_jitter = o.compute_jitter;
     ec.learn_iterations = o.learn_iterations;
+    ec.time_limit_factor = o.time_limit_factor;
     ec.noise_seed = o.seed;
     ec.progress = !o.quiet && isatty(STDERR_FILENO);
     if (!o.out.empty()) trace_window(sc, jobs, &ec.trace_from_s, &ec.trace_to_s);

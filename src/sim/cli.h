@@ -31,6 +31,7 @@ struct CliOptions {
     std::vector<JobId> measuring_jobs; // and these, by id
     bool random_phases = false;        // jobs starting at 0 start within their first period
     long learn_iterations = 0;         // iterations a job runs free before the policies know it
+    double time_limit_factor = 2.0;    // each job's time limit, x its isolated runtime (0: none)
     unsigned seed = 1;
     std::string json, csv, out;
     std::string decisions;             // every change of a job's gate schedule, CSV

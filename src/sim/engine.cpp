@@ -110,6 +110,7 @@ struct JobState {
     double pace = 1;             // this iteration's compute time over the profile's (noise)
     ReleaseMemory release;       // the gate's memory of the previous release
     double measured_period = 0;
+    double last_collective = -1; // when its latest iteration's first phase started
     bool known = false;          // the policy sees it (EngineConfig::learn_iterations)
     ComputeNoise noise;
 };
@@ -305,9 +306,22 @@ private:
             queue_.push(ready, EventType::PhaseReady, j);
     }
 
+    // What the hooks report as the job's latest collective. Before its
+    // first, one period before that first is due: a job decided at its
+    // arrival is seen where it will come.
+    double last_collective(int j) const {
+        const JobState& s = state_[j];
+        if (s.last_collective >= 0) return s.last_collective;
+        const JobProfile& p = s.in->profile;
+        const double offset = p.phases.empty() ? 0 : p.phases[0].start_offset_s;
+        const double period = s.measured_period > 0 ? s.measured_period : p.isolated_period_s;
+        return s.iter_start + s.pace * offset - period;
+    }
+
     void start_phase(int j) {
         JobState& s = state_[j];
         const CommPhase& p = s.in->profile.phases[s.next_phase];
+        if (s.next_phase == 0) s.last_collective = now_;
         s.phase_start = now_;
         if (p.bytes_per_edge <= 0 || p.links.empty()) {  // nothing to move
             ++s.next_phase;
@@ -396,6 +410,11 @@ private:
             if (!state_[j].known) continue;   // runs free until its rhythm is learnt
             profiles_.push_back(state_[j].in->profile);
             profiles_.back().measured_period_s = state_[j].measured_period;
+            profiles_.back().last_collective_s = last_collective(j);
+            if (cfg_.time_limit_factor > 0)
+                profiles_.back().end_s = state_[j].in->arrival_s + cfg_.time_limit_factor *
+                                             static_cast<double>(state_[j].in->iterations) *
+                                             state_[j].in->profile.isolated_period_s;
         }
         Decisions d = policy_->decide(topo_, profiles_, now_, why);
         result_.sched_time_s.push_back(d.sched_time_s);

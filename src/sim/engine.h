@@ -58,6 +58,12 @@ struct EngineConfig {
     // kMinRepeats + 1), and decide at once: 4, as the engine decides when a
     // job completes its N-th iteration and gates its next.
     long learn_iterations = 0;
+    // Each job's time limit, as this many times its isolated runtime
+    // (iterations times its isolated period) from its arrival: the end time
+    // Slurm gives the job, which the policies see (JobProfile::end_s). 0: no
+    // limit known. Users ask for more than their jobs need; 2 is a common
+    // margin (doc/harmonics-sim.md).
+    double time_limit_factor = 2.0;
     // Keep every change of a job's schedule in RunResult::decisions (a
     // decision equal to the last but for its origin is no change).
     bool record_decisions = false;

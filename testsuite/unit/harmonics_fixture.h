@@ -20,6 +20,16 @@ inline Topology two_racks(int racks = 2, int nodes = 4) {
     return Topology::make_two_level(racks, nodes, 12.5e9, 4.0);
 }
 
+// Gated on slots at origin + shift + k · period.
+inline JobDecision gated(double origin, double shift, double period) {
+    JobDecision d;
+    d.gated = true;
+    d.origin_s = origin;
+    d.shift_s = shift;
+    d.period_s = period;
+    return d;
+}
+
 // Period T, one collective of `comm_s` starting after compute, loading each
 // link in `links` at `fraction` of the first link's capacity.
 // Options for tests that assert what a search finds: a budget no busy host

@@ -4,21 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "policy/release.h"
+#include "unit/harmonics_fixture.h"
 
 using namespace harmonics;
-
-namespace {
-
-JobDecision gated(double origin, double shift, double period) {
-    JobDecision d;
-    d.gated = true;
-    d.origin_s = origin;
-    d.shift_s = shift;
-    d.period_s = period;
-    return d;
-}
-
-}  // namespace
+using harmonics::testing::gated;
 
 TEST(Release, FreeJobsGoWhenReady) {
     JobDecision d;  // not gated

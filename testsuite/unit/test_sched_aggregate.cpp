@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sched/job_aggregate.h"
 #include "sched/job_profile.h"
@@ -205,4 +206,27 @@ TEST(MedianLeaf, TheRankWeightedMedianLeafWhateverTheOrder) {
     partial[1].phases = &none;
     EXPECT_EQ(median_leaf(partial), std::optional<std::size_t>(0));
     EXPECT_FALSE(median_leaf({{3, 0, &ph}, {0, -1, nullptr}}));
+}
+
+TEST(JobAggregate, TheLatestIterationStartOfTheFreshRanksIsWhereTheJobIs) {
+    JobAggregate a;
+    RankSample r0 = sample(0.2, 0.1, 0.05, 1e8, 10), r1 = r0, stale = r0, absurd = r0;
+    r0.iteration_start_s = 1.7e9 + 0.4;
+    r1.iteration_start_s = 1.7e9 + 0.6;
+    stale.iteration_start_s = 1.7e9 + 5;
+    stale.received_s = 0;   // not fresh at 10.1
+    absurd.iteration_start_s = -3;
+    a.add(0, r0);
+    a.add(1, r1);
+    a.add(2, stale);
+    a.add(3, absurd);       // kept as not known
+    auto s = a.summarize(10.1, 1.0);
+    ASSERT_TRUE(s);
+    EXPECT_NEAR(s->last_collective_s, 1.7e9 + 0.6, 1e-6);
+    // The profile carries it; without one it stays unknown.
+    const Topology topo = Topology::make_two_level(2, 2, 12.5e9, 2.0);
+    EXPECT_NEAR(build_profile(topo, 7, {}, {}, *s).last_collective_s, 1.7e9 + 0.6, 1e-6);
+    JobAggregate none;
+    none.add(0, sample(0.2, 0.1, 0.05, 1e8, 10));
+    EXPECT_FALSE(std::isfinite(build_profile(topo, 7, {}, {}, *none.summarize(10.1, 1.0)).last_collective_s));
 }

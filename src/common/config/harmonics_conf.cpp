@@ -154,6 +154,7 @@ const KeySpec kGlobalKeys[] = {
     {"SwitchWait", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.switch_wait_s, v, 0, false); }},
     {"PhaseGroups", [](HarmonicsConfig& c, const std::string& v) { return set_bool(&c.phase_groups, v); }},
     {"FreeOutrunning", [](HarmonicsConfig& c, const std::string& v) { return set_bool(&c.free_outrunning, v); }},
+    {"ChargeWaits", [](HarmonicsConfig& c, const std::string& v) { return set_bool(&c.charge_waits, v); }},
     {"Steering", [](HarmonicsConfig& c, const std::string& v) { return set_bool(&c.steering, v); }},
     {"Gate", [](HarmonicsConfig& c, const std::string& v) { return set_bool(&c.gate, v); }},
     {"GateCap", [](HarmonicsConfig& c, const std::string& v) { return set_duration(&c.gate_cap_s, v, 0, false); }},
@@ -354,6 +355,7 @@ std::string format_harmonics_conf(const HarmonicsConfig& c) {
     line("CoordRounds", std::to_string(c.coord_rounds));
     line("PhaseGroups", yesno(c.phase_groups));
     line("FreeOutrunning", yesno(c.free_outrunning));
+    line("ChargeWaits", yesno(c.charge_waits));
     line("AdminCommentInterval", format_duration(c.admin_comment_interval_s));
     line("StateFile", c.state_file);
     line("StateMaxAge", format_duration(c.state_max_age_s));

@@ -55,6 +55,7 @@ struct HarmonicsConfig {
     std::string coord_socket = "/run/harmonics/coordd.sock";   // CoordSocket (prep plugin -> coordd)
     int coord_rounds = 3;                                      // CoordRounds: conflict rounds per decision
     bool free_outrunning = true;                               // FreeOutrunning: a gated job outrunning its period runs free
+    bool charge_waits = true;                                  // ChargeWaits: a plan pays its new gates' first waits over the jobs' time left
     bool phase_groups = true;                                  // PhaseGroups: families of cross-leaf jobs placed by coordd
     double admin_comment_interval_s = 10.0;                    // AdminCommentInterval
 

@@ -15,6 +15,7 @@ PolicyOptions policy_options(const HarmonicsConfig& cfg) {
     o.seed = cfg.seed;
     o.phase_groups = cfg.phase_groups;
     o.free_outrunning = cfg.free_outrunning;
+    o.charge_waits = cfg.charge_waits;
     return o;
 }
 

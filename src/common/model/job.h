@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,16 @@ struct JobProfile {
     // gate), so harmonics plans the job as running free and the others
     // around it; the simulator then ignores any gate for it.
     bool holds = true;
+    // When its latest collective (its iteration's first) began, absolute
+    // seconds (the hooks' iteration start); not finite when unknown (a
+    // simulated clock starts at 0, so any time may be one). With the measured
+    // period it tells when a free job's next collective comes, and so what
+    // waiting for a new gate's first slot costs it (policy/gate_waits.h).
+    double last_collective_s = -std::numeric_limits<double>::infinity();
+    // When it will have ended at the latest, absolute seconds: Slurm's end
+    // time (its start plus its time limit); 0 unknown. A one-time wait is
+    // weighed over the time it has left.
+    double end_s = 0;
 };
 
 }  // namespace harmonics

@@ -7,6 +7,7 @@
 
 #include "policy/burst_packing.h"
 #include "policy/free_running.h"
+#include "policy/gate_waits.h"
 #include "policy/leaf_plans.h"
 #include "policy/lock_points.h"
 #include "policy/slot_delays.h"
@@ -241,6 +242,23 @@ Searched search_plan(const Built& b, const LocalTuning& t, double budget_s, doub
     return out;
 }
 
+// What the waits for their first slots cost the jobs `b` gates at `shift`
+// (policy/gate_waits.h), summed: a job kept where it was waits nothing.
+double first_slot_charge(const Built& b, const std::vector<int>& shift, const LeafProblem& problem) {
+    double charge = 0;
+    for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
+        const SlotJob& j = b.sp.jobs[k];
+        if (j.fixed_shift >= 0) continue;
+        const JobProfile& job = problem.jobs[b.job_of[k]];
+        auto p = problem.previous.find(job.id);
+        const double wait = first_slot_wait_s(job, p != problem.previous.end() ? &p->second : nullptr,
+                                              (b.origin + shift[k]) * b.sp.slot_s, j.period_slots * b.sp.slot_s,
+                                              problem.now_s);
+        charge += wait_charge(job, wait, problem.now_s);
+    }
+    return charge;
+}
+
 // Whether any decision differs from last epoch's.
 bool changed_from(const LeafProblem& problem, const std::map<JobId, JobDecision>& jobs) {
     for (const auto& [id, dec] : jobs) {
@@ -374,7 +392,12 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
                 v += " doubted";
                 weight = std::max(weight, tuning_.absorb_collision_weight);
             }
-            const double score = stretch + weight * (s.sol.cost - stretch) - (s.kept ? thr : 0);
+            const double waits = tuning_.charge_waits ? first_slot_charge(b, s.sol.shift, problem) : 0;
+            if (waits > 0) {
+                std::snprintf(line, sizeof line, " waits %.4f", waits);
+                v += line;
+            }
+            const double score = stretch + weight * (s.sol.cost - stretch) - (s.kept ? thr : 0) + waits;
             if (score >= best - 1e-12) {
                 v += " no better";
                 return Verdict::NoBetter;

@@ -78,6 +78,7 @@ LocalTuning local_tuning(const PolicyOptions& opts) {
     t.guard = opts.guard;
     t.horizon_s = opts.drift_horizon_s;
     t.free_outrunning = opts.free_outrunning;
+    t.charge_waits = opts.charge_waits;
     return t;
 }
 

@@ -72,6 +72,7 @@ struct PolicyOptions {
     double epoch_s = 1.0;            // decision round (harmonics counts conflict holds in epochs)
     bool phase_groups = true;        // harmonics: the coordinator's phase families (PhaseGroups=)
     bool free_outrunning = true;     // harmonics: gated jobs past their period run free (FreeOutrunning=)
+    bool charge_waits = true;        // harmonics: plans pay their first slots' waits (ChargeWaits=)
     unsigned seed = 1;
 };
 

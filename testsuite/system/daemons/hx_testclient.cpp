@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/clock.h"
 #include "wire/client.h"
 #include "wire/munge_auth.h"
 
@@ -34,6 +36,12 @@ struct Opts {
     double clock_skew = 0;   // added to the measured clock offset the hooks report
     bool until_scheduled = false, until_gated = false, print_first = false, history = false;
     bool no_hold = false;    // the hooks say they do not hold their collectives (measuring only)
+    // notify: the job's end time this many seconds from now (Slurm's start
+    // plus time limit); < 0: none sent.
+    double end_in = -1;
+    // hooks: report where the latest iteration started (Unix time), as if
+    // the rank had iterated every period since the hooks started.
+    bool iteration_start = false;
     Harmonics__Role role = HARMONICS__ROLE__ROLE_HOOK;
 };
 
@@ -99,6 +107,7 @@ int cmd_hooks(const Opts& o) {
     std::map<long long, std::string> last;
     std::map<long long, bool> gated;
     double t0 = now_s(), next = t0;
+    const double wall_t0 = harmonics::wall_s();
     int sent = 0;
     while (now_s() - t0 < o.duration) {
         if (now_s() >= next && sent < o.reports) {
@@ -120,6 +129,11 @@ int cmd_hooks(const Opts& o) {
                 r.phases = phs;
                 r.has_holds = 1;
                 r.holds = !o.no_hold;
+                if (o.iteration_start) {
+                    const double ran = now_s() - t0;
+                    r.has_iteration_start_s = 1;
+                    r.iteration_start_s = wall_t0 + std::floor(ran / period) * period + o.phase_off + o.clock_skew;
+                }
                 if (h->c.has_server_offset()) {   // as the NCCL plugin: ours minus the server's
                     r.has_clock_offset_s = 1;
                     r.clock_offset_s = o.clock_skew - h->c.server_offset_s();
@@ -190,6 +204,10 @@ int cmd_notify(const Opts& o) {
         e.state = o.state == "end" ? HARMONICS__JOB_STATE__JOB_ENDED : HARMONICS__JOB_STATE__JOB_STARTED;
         e.node_list = const_cast<char*>(o.nodes.c_str());
         e.reason = const_cast<char*>(o.reason.c_str());
+        if (o.end_in >= 0) {
+            e.has_end_time_s = 1;
+            e.end_time_s = harmonics::wall_s() + o.end_in;
+        }
         Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
         env.body_case = HARMONICS__ENVELOPE__BODY_JOB_EVENT;
         env.job_event = &e;
@@ -348,6 +366,7 @@ int main(int argc, char** argv) {
         {"no-hold", no_argument, nullptr, 'X'},
         {"later-period", required_argument, nullptr, 'L'}, {"after", required_argument, nullptr, 'A'},
         {"later-phase-dur", required_argument, nullptr, 'Q'},
+        {"end-in", required_argument, nullptr, 'E'},     {"iteration-start", no_argument, nullptr, 'I'},
         {nullptr, 0, nullptr, 0}};
     int ch;
     optind = 3;
@@ -378,6 +397,8 @@ int main(int argc, char** argv) {
         case 'L': o.later_period = std::atof(optarg); break;
         case 'A': o.after = std::atof(optarg); break;
         case 'Q': o.later_phase_dur = std::atof(optarg); break;
+        case 'E': o.end_in = std::atof(optarg); break;
+        case 'I': o.iteration_start = true; break;
         case 'o': o.role = std::string(optarg) == "ctl" ? HARMONICS__ROLE__ROLE_CTL : HARMONICS__ROLE__ROLE_HOOK; break;
         default: return 2;
         }

@@ -97,6 +97,7 @@ MungeSocket=$HARMONICS_MUNGE_SOCKET
 LogLevel=${LOGLEVEL:-debug}
 PhaseGroups=${PHASE_GROUPS:-yes}
 FreeOutrunning=${FREE_OUTRUNNING:-yes}
+ChargeWaits=${CHARGE_WAITS:-yes}
 EOT
 }
 

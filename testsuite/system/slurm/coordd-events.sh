@@ -30,6 +30,16 @@ seen() { tail -n +"$from" "$COORD_LOG" | grep -q "$1"; }
 for j in $done_ $failed $cancelled $timedout; do
   poll 30 "coordd: job $j started" seen "job $j started (uid 0, nodes n"
 done
+# Slurm's end time travels with the start (the schedds weigh a new gate's
+# first wait over it): a one-minute limit ends within the minute, no limit
+# is said so; harmonicsctl shows scontrol's EndTime.
+seen "job $timedout started (uid 0, nodes n[^,]*, leaves [0-9]*, time limit ends in [1-6]\?[0-9] s)" ||
+  fail "coordd: job $timedout's time limit: $(grep "job $timedout started" "$COORD_LOG")"
+seen "job $done_ started (uid 0, nodes n[^,]*, leaves [0-9]*, no time limit)" ||
+  fail "coordd: job $done_ without a limit: $(grep "job $done_ started" "$COORD_LOG")"
+end_time=$(scontrol show job "$timedout" | grep -o 'EndTime=[^ ]*')
+ctl_end() { "$HCTL" -f "$CLUSTER/etc/harmonics.conf" show job "$timedout" | grep -q "State=.* $end_time\b"; }
+poll 10 "harmonicsctl's $end_time for job $timedout" ctl_end
 poll 30 "coordd: job $done_ completed" seen "job $done_ ended (COMPLETED, exit 0)"
 poll 30 "coordd: job $failed failed" seen "job $failed ended (FAILED, exit 3)"
 poll 30 "coordd: job $cancelled cancelled" seen "job $cancelled ended (CANCELLED"

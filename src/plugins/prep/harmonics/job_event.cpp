@@ -25,6 +25,8 @@ bool send_event(wire::Client& c, const JobEvent& e, int timeout_ms, std::string*
     ev.reason = e.reason.empty() ? nullptr : const_cast<char*>(e.reason.c_str());
     ev.has_time_s = e.time_s > 0;
     ev.time_s = e.time_s;
+    ev.has_end_time_s = e.started && e.end_time_s > 0;
+    ev.end_time_s = e.end_time_s;
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
     env.body_case = HARMONICS__ENVELOPE__BODY_JOB_EVENT;
     env.job_event = &ev;

@@ -18,6 +18,7 @@ struct JobEvent {
     int32_t exit_code = 0;
     std::string reason;           // end state: "COMPLETED", "FAILED", "TIMEOUT", ...
     double time_s = 0;            // unix seconds of the event
+    double end_time_s = 0;        // started: Slurm's end time (start + time limit), unix seconds; 0: no limit
 };
 
 // Where and how to reach coordd.

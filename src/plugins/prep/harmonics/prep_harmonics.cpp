@@ -62,6 +62,10 @@ JobEvent event_of(const job_record_t* job, bool started) {
     e.started = started;
     if (job->nodes) e.node_list = job->nodes;
     e.time_s = harmonics::notify::wall_now();
+    // Set when the job was started (start_time + time_limit); a job without
+    // a limit gets a year from Slurm, which means nothing to weigh.
+    if (started && job->time_limit != INFINITE && job->time_limit != NO_VAL && job->end_time > 0)
+        e.end_time_s = static_cast<double>(job->end_time);
     if (!started) {
         e.reason = end_reason(job->job_state);
         if (job->exit_code != NO_VAL) {
