@@ -268,7 +268,8 @@ void Coordd::handle_job_event(wire::Connection& c, const Harmonics__JobEvent& e)
             j.has_uid = j.uid_from_slurm = true;
             j.ended = false;
             set_nodes(j, e.node_list ? e.node_list : "");
-            j.end_time_s = e.has_end_time_s && e.end_time_s > 0 ? e.end_time_s : 0;
+            // An event without one (harmonics-notify) keeps what slurm_load_jobs gave.
+            if (e.has_end_time_s && e.end_time_s > 0) j.end_time_s = e.end_time_s;
             HLOG_INFO("job %lld started (uid %u, nodes %s, leaves %zu%s)", (long long)j.id, j.uid, j.node_list.c_str(),
                       j.leaves.size(), j.end_time_s > 0 ? time_left_text(j.end_time_s).c_str() : ", no time limit");
             assign_owners();

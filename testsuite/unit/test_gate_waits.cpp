@@ -47,6 +47,10 @@ TEST(GateWaits, AFreeJobWaitsFromItsNextCollectiveAGatedOneFromItsSlot) {
     EXPECT_NEAR(first_slot_wait_s(j, &before, 0.5, 1.0, 11.0), 0.1, 1e-9);
     EXPECT_NEAR(first_slot_wait_s(j, &before, 0.3, 1.0, 11.0), 0.9, 1e-9);
     EXPECT_NEAR(first_slot_wait_s(j, &before, 3.4, 1.0, 11.0), 0.0, 1e-9);
+    // Gated on 0.9 s slots from 7.4: its next at 11.0 (7.4 + 4 x 0.9); new
+    // 1.0 s slots at 0.5 + k wait from there, 0.5 s.
+    const JobDecision shorter = gated(7.0, 0.4, 0.9);
+    EXPECT_NEAR(first_slot_wait_s(j, &shorter, 0.5, 1.0, 10.8), 0.5, 1e-9);
     // Nothing known of where it is: half a period on average.
     EXPECT_NEAR(first_slot_wait_s(JobProfile{}, nullptr, 0.5, 1.0, 11.0), 0.5, 1e-12);
 }

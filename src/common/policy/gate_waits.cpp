@@ -13,6 +13,11 @@ double running_period_s(const JobProfile& job) {
     return job.measured_period_s > 0 ? job.measured_period_s : job.isolated_period_s;
 }
 
+// The first of t0 + k · period (k whole) at or after now.
+double first_at_or_after(double t0, double period, double now) {
+    return t0 >= now ? t0 : t0 + std::ceil((now - t0) / period) * period;
+}
+
 // x modulo period, in [0, period).
 double wrap(double x, double period) {
     const double r = std::fmod(x, period);
@@ -24,16 +29,17 @@ double wrap(double x, double period) {
 double next_collective_s(const JobProfile& job, double now_s) {
     const double period = running_period_s(job);
     if (!std::isfinite(job.last_collective_s) || period <= 0) return -1;
-    if (job.last_collective_s >= now_s) return job.last_collective_s;
-    return job.last_collective_s + std::ceil((now_s - job.last_collective_s) / period) * period;
+    return first_at_or_after(job.last_collective_s, period, now_s);
 }
 
 double first_slot_wait_s(const JobProfile& job, const JobDecision* previous, double phase_s, double period_s,
                          double now_s) {
     if (period_s <= 0) return 0;
-    double from = -1;
-    if (previous && previous->gated) from = previous->origin_s + previous->shift_s;
-    else from = next_collective_s(job, now_s);
+    // Where its next collective goes now: its old gate's next slot, or
+    // where it comes running free.
+    const bool gated = previous && previous->gated && previous->period_s > 0;
+    const double from = gated ? first_at_or_after(previous->origin_s + previous->shift_s, previous->period_s, now_s)
+                              : next_collective_s(job, now_s);
     if (from < 0) return period_s / 2;
     const double wait = wrap(phase_s - from, period_s);
     // Equal within rounding: the same slot.
