@@ -36,6 +36,7 @@
 #include "policy/global_coordinator.h"
 #include "policy/harmonics_local.h"
 #include "policy/policy.h"
+#include "policy/release.h"
 #ifdef HAVE_CBC
 #include "policy/optimal.h"
 #endif
@@ -305,16 +306,12 @@ public:
     long comparisons() const { return kept_; }
 
 private:
-    static double phase(const JobDecision& d) {
-        double x = std::fmod(d.origin_s + d.shift_s, d.period_s);
-        return x < 0 ? x + d.period_s : x;
-    }
     static bool changed(const JobDecision& a, const JobDecision& b) {
         if (a.gated != b.gated) return true;
         if (!a.gated) return false;
         if (std::fabs(a.period_s - b.period_s) > 1e-9 * std::max(1.0, a.period_s)) return true;
         if (a.period_s <= 0) return false;
-        double dphi = std::fabs(phase(a) - phase(b));
+        double dphi = std::fabs(gate_phase_s(a) - gate_phase_s(b));
         return std::min(dphi, a.period_s - dphi) > 1e-6;
     }
     std::unique_ptr<Policy> inner_;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <memory>
 
+#include "policy/release.h"
+
 namespace harmonics {
 namespace sim {
 
@@ -114,11 +116,7 @@ bool write_decisions_csv(const std::string& path, const Topology& topo, const st
     for (const PolicyRun& r : runs) {
         for (const DecisionChange& c : r.run.decisions) {
             const JobDecision& d = c.decision;
-            double phase = 0;
-            if (d.gated && d.period_s > 0) {
-                phase = std::fmod(std::fmod(d.origin_s, d.period_s) + std::fmod(d.shift_s, d.period_s), d.period_s);
-                if (phase < 0) phase += d.period_s;
-            }
+            const double phase = d.gated && d.period_s > 0 ? gate_phase_s(d) : 0;
             std::string owner = "-";
             if (d.group >= 0 && d.gated) owner = "coordinator";
             else if (d.owner_leaf >= 0 && static_cast<size_t>(d.owner_leaf) < topo.switches().size())

@@ -6,6 +6,11 @@
 
 namespace harmonics {
 
+double gate_phase_s(const JobDecision& d) {
+    const double x = std::fmod(d.origin_s + d.shift_s, d.period_s);
+    return x < 0 ? x + d.period_s : x;
+}
+
 double late_allowance_s(const JobDecision& d, double late_tolerance_frac) {
     const double cap = std::max(0.0, late_tolerance_frac) * d.period_s;
     return d.late_s >= 0 ? std::min(d.late_s, cap) : cap;

@@ -35,6 +35,10 @@ constexpr double kDefaultLateTolerance = 0.2;
 // period > 0.
 double latest_slot_s(const JobDecision& d, double t_s);
 
+// Where in its period a gated job's slots fall: origin + shift modulo the
+// period, in [0, period). Needs a period > 0.
+double gate_phase_s(const JobDecision& d);
+
 // How late a job may be and still go at once (seconds).
 double late_allowance_s(const JobDecision& d, double late_tolerance_frac = kDefaultLateTolerance);
 
