@@ -268,10 +268,16 @@ void Coordd::handle_job_event(wire::Connection& c, const Harmonics__JobEvent& e)
             j.has_uid = j.uid_from_slurm = true;
             j.ended = false;
             set_nodes(j, e.node_list ? e.node_list : "");
-            // An event without one (harmonics-notify) keeps what slurm_load_jobs gave.
+            // An event without one (harmonics-notify) keeps what slurm_load_jobs
+            // gave, or asks slurmctld once the job's prolog is over.
             if (e.has_end_time_s && e.end_time_s > 0) j.end_time_s = e.end_time_s;
+            const bool ask = !(e.has_end_time_known && e.end_time_known) && j.end_time_s <= 0 && slurm_;
+            if (ask) slurm_->request_end_time(j.id);
             HLOG_INFO("job %lld started (uid %u, nodes %s, leaves %zu%s)", (long long)j.id, j.uid, j.node_list.c_str(),
-                      j.leaves.size(), j.end_time_s > 0 ? time_left_text(j.end_time_s).c_str() : ", no time limit");
+                      j.leaves.size(),
+                      j.end_time_s > 0 ? time_left_text(j.end_time_s).c_str()
+                      : ask            ? ", time limit asked of slurmctld"
+                                       : ", no time limit");
             assign_owners();
             notify_leaves(j);
             comment_soon();

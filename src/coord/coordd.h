@@ -157,6 +157,8 @@ private:
     void comment_soon(double delay_s = 0.05);
     static void comment_cb(int, short, void* arg);
     void on_slurm_loaded();
+    // End times slurmctld gave for jobs whose start event had none.
+    void on_slurm_end_times();
     void on_comment_results();
 
     static void tick_cb(int, short, void* arg);

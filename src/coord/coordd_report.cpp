@@ -275,6 +275,31 @@ void Coordd::slurm_cb(int, short, void* arg) {
     Coordd* self = static_cast<Coordd*>(arg);
     self->on_comment_results();
     self->on_slurm_loaded();
+    self->on_slurm_end_times();
+}
+
+// A start event from harmonics-notify carries no end time; slurmctld's goes
+// to the job's leaves, whose plans charge a new gate's first wait over it.
+void Coordd::on_slurm_end_times() {
+    std::vector<SlurmEndTime> answers;
+    slurm_->take_end_times(&answers);
+    for (const SlurmEndTime& a : answers) {
+        auto it = jobs_.find(a.id);
+        if (it == jobs_.end() || it->second.ended) continue;
+        CoordJob& j = it->second;
+        if (!a.err.empty()) {
+            HLOG_WARN("job %lld: its time limit could not be read (%s): no first-slot waits are charged for it",
+                      (long long)j.id, a.err.c_str());
+        } else if (!a.running) {
+            HLOG_INFO("job %lld: slurmctld does not run it (asked for its time limit)", (long long)j.id);
+        } else if (a.end_time_s <= 0) {
+            HLOG_INFO("job %lld: no time limit (from slurmctld)", (long long)j.id);
+        } else if (a.end_time_s != j.end_time_s) {
+            j.end_time_s = a.end_time_s;
+            HLOG_INFO("job %lld: time limit ends in %.0f s (from slurmctld)", (long long)j.id, a.end_time_s - wall_s());
+            notify_leaves(j);
+        }
+    }
 }
 
 // A comment counts as written only once Slurm took it: after a failure it is

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -59,6 +60,21 @@ void SlurmLink::request_load() {
         load_wanted_ = true;
     }
     cv_.notify_all();
+}
+
+void SlurmLink::request_end_time(std::int64_t job) {
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        if (end_wanted_.size() >= 100000) return;   // bounded
+        end_wanted_.emplace(job, std::make_pair(std::chrono::steady_clock::now(), 0));
+    }
+    cv_.notify_all();
+}
+
+void SlurmLink::take_end_times(std::vector<SlurmEndTime>* out) {
+    std::lock_guard<std::mutex> g(mu_);
+    out->swap(end_times_);
+    end_times_.clear();
 }
 
 std::string kept_comment(const std::string& current) {
@@ -168,6 +184,37 @@ void SlurmLink::update(std::int64_t id, const std::string& text) {
     wake_();
 }
 
+// Worker thread. True when the answer is final: the job is not running, or
+// runs past its configuration, or Slurm does not know it; false to ask again
+// (still configuring, or the call failed: `err` says why).
+bool SlurmLink::look_up_end_time(SlurmEndTime* r) {
+    r->err.clear();
+#ifdef HARMONICS_WITH_SLURM
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_job(&msg, std::uint32_t(r->id), SHOW_ALL) != SLURM_SUCCESS) {
+        const int e = slurm_get_errno();
+        if (e == ESLURM_INVALID_JOB_ID) return true;
+        r->err = std::string("slurm_load_job: ") + slurm_strerror(e);
+        return false;
+    }
+    bool configuring = false;
+    for (std::uint32_t i = 0; msg && i < msg->record_count; ++i) {
+        const slurm_job_info_t& j = msg->job_array[i];
+        if (std::int64_t(j.job_id) != r->id) continue;
+        r->running = (j.job_state & JOB_STATE_BASE) == JOB_RUNNING;
+        configuring = (j.job_state & JOB_CONFIGURING) != 0;
+        // A job without a limit gets a year from Slurm: nothing to weigh.
+        const bool limited = j.time_limit != INFINITE && j.time_limit != NO_VAL && j.end_time > 0;
+        r->end_time_s = limited ? double(j.end_time) : 0.0;
+    }
+    slurm_free_job_info_msg(msg);
+    return !(r->running && configuring);
+#else
+    r->err = "built without libslurm";
+    return true;
+#endif
+}
+
 void SlurmLink::worker() {
 #ifdef HARMONICS_WITH_SLURM
     slurm_init(conf_.empty() ? nullptr : conf_.c_str());
@@ -208,6 +255,31 @@ void SlurmLink::worker() {
             lk.lock();
             continue;
         }
+        // An end time wanted now: asked once a second while the job
+        // configures, for at most a minute (a node booting takes longer:
+        // the end Slurm gives then is a lower bound, which only charges
+        // the job's first waits more).
+        auto due = std::find_if(end_wanted_.begin(), end_wanted_.end(),
+                                [now = Clock::now()](const auto& e) { return e.second.first <= now; });
+        if (due != end_wanted_.end()) {
+            SlurmEndTime r;
+            r.id = due->first;
+            const int tries = ++due->second.second;
+            lk.unlock();
+            const bool settled = look_up_end_time(&r) || tries >= 60;
+            lk.lock();
+            auto it = end_wanted_.find(r.id);
+            if (!settled) {
+                if (it != end_wanted_.end()) it->second.first = Clock::now() + std::chrono::seconds(1);
+                continue;
+            }
+            if (it != end_wanted_.end()) end_wanted_.erase(it);
+            end_times_.push_back(std::move(r));
+            lk.unlock();
+            wake_();
+            lk.lock();
+            continue;
+        }
         if (!forgotten_.empty()) {
             for (std::int64_t id : forgotten_) kept_.erase(id);
             forgotten_.clear();
@@ -223,8 +295,12 @@ void SlurmLink::worker() {
             next_update = Clock::now() + gap;
             continue;
         }
-        if (!pending_.empty())
-            cv_.wait_until(lk, next_update);
+        // Sleep until the next update or end-time lookup is due, or news.
+        auto wake_at = Clock::time_point::max();
+        if (!pending_.empty()) wake_at = next_update;
+        for (const auto& [id, when] : end_wanted_) wake_at = std::min(wake_at, when.first);
+        if (wake_at != Clock::time_point::max())
+            cv_.wait_until(lk, wake_at);
         else
             cv_.wait(lk);
     }

@@ -7,6 +7,7 @@
 // never reached Slurm must not count as written).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -24,6 +25,15 @@ struct SlurmJob {
     std::uint32_t uid = 0;
     std::string nodes;     // hostlist
     double end_time_s = 0; // start plus time limit, Unix seconds; 0: no limit
+};
+
+// A running job's end time, asked of slurmctld for a start event that did
+// not carry it (harmonics-notify's).
+struct SlurmEndTime {
+    std::int64_t id = 0;
+    bool running = false;  // Slurm runs the job (else it ended or is unknown)
+    double end_time_s = 0; // start plus time limit, Unix seconds; 0: no limit
+    std::string err;       // the call failed: nothing is known
 };
 
 struct CommentResult {
@@ -53,6 +63,12 @@ public:
     void start();
     // Asks for the running jobs; the answer arrives in take_loaded().
     void request_load();
+    // Asks for a running job's end time once its configuration is over
+    // (PrologSlurmctld done: Slurm then moves the end on by the time the
+    // prolog took); the answer arrives in take_end_times().
+    void request_end_time(std::int64_t job);
+    // On the loop: the end times answered since the last call.
+    void take_end_times(std::vector<SlurmEndTime>* out);
     // Replaces any queued comment for the job. The job's comment from before
     // coordd (see kept_comment) is read once and stays at the end.
     void post_admin_comment(std::int64_t job, const std::string& text);
@@ -68,6 +84,8 @@ public:
 private:
     void worker();
     void update(std::int64_t id, const std::string& text);
+    // One end-time lookup; false while the job is still configuring.
+    bool look_up_end_time(SlurmEndTime* r);
     void warn_failure(std::int64_t id, const std::string& why);
     std::string conf_;
     double max_per_s_;
@@ -80,6 +98,9 @@ private:
     std::vector<SlurmJob> loaded_;
     std::string load_err_;
     std::map<std::int64_t, std::string> pending_;
+    // End times wanted: job -> (when to ask next, lookups so far).
+    std::map<std::int64_t, std::pair<std::chrono::steady_clock::time_point, int>> end_wanted_;
+    std::vector<SlurmEndTime> end_times_;
     std::vector<CommentResult> results_;
     std::vector<std::int64_t> forgotten_;
     // Worker thread only: kept parts by job; failure warnings' rate limit.

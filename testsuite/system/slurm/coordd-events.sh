@@ -37,9 +37,7 @@ seen "job $timedout started (uid 0, nodes n[^,]*, leaves [0-9]*, time limit ends
   fail "coordd: job $timedout's time limit: $(grep "job $timedout started" "$COORD_LOG")"
 seen "job $done_ started (uid 0, nodes n[^,]*, leaves [0-9]*, no time limit)" ||
   fail "coordd: job $done_ without a limit: $(grep "job $done_ started" "$COORD_LOG")"
-end_time=$(scontrol show job "$timedout" | grep -o 'EndTime=[^ ]*')
-ctl_end() { "$HCTL" -f "$CLUSTER/etc/harmonics.conf" show job "$timedout" | grep -q "State=.* $end_time\b"; }
-poll 10 "harmonicsctl's $end_time for job $timedout" ctl_end
+poll 10 "harmonicsctl's EndTime for job $timedout (scontrol's)" ctl_end_time_matches "$timedout"
 poll 30 "coordd: job $done_ completed" seen "job $done_ ended (COMPLETED, exit 0)"
 poll 30 "coordd: job $failed failed" seen "job $failed ended (FAILED, exit 3)"
 poll 30 "coordd: job $cancelled cancelled" seen "job $cancelled ended (CANCELLED"

@@ -127,3 +127,9 @@ coordd_running_ids() { coordd_jobs | awk '$2 != "ended" { print $1 }' | sort -n 
 # Running in Slurm's eyes (a completing job has already ended for coordd).
 squeue_running_ids() { squeue -h -t R -o %i | sort -n | tr '\n' ' '; }
 tables_match() { [ "$(coordd_running_ids)" = "$(squeue_running_ids)" ]; }
+# harmonicsctl shows the job's EndTime as scontrol does.
+ctl_end_time_matches() {  # ctl_end_time_matches JOB
+  local want
+  want=$(scontrol show job "$1" | grep -o 'EndTime=[^ ]*') || return 1
+  "$HCTL" -f "$CLUSTER/etc/harmonics.conf" show job "$1" | grep -q "State=.* $want\b"
+}

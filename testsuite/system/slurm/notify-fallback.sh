@@ -35,6 +35,20 @@ poll 30 "coordd: job $ok started" seen "job $ok started (uid 0, nodes n"
 poll 30 "coordd: job $ok completed" seen "job $ok ended (COMPLETED, exit 0)"
 poll 30 "coordd: job $bad ended" seen "job $bad ended (-, exit 4)"
 
+# Slurm gives PrologSlurmctld no end time: coordd asks slurmctld once the
+# prolog is over and passes it on (harmonicsctl shows scontrol's EndTime);
+# a job without a limit is said to have none.
+limited=$(submit -N1 --time=1 --wrap 'sleep 300') || fail "sbatch"
+unlimited=$(submit -N1 --wrap 'sleep 300') || fail "sbatch"
+poll 30 "coordd: job $limited started" seen \
+  "job $limited started (uid 0, nodes n[^,]*, leaves [0-9]*, time limit asked of slurmctld)"
+poll 30 "coordd: job $limited's limit from slurmctld" seen "job $limited: time limit ends in [1-6]\?[0-9] s (from slurmctld)"
+poll 30 "coordd: job $unlimited without a limit" seen "job $unlimited: no time limit (from slurmctld)"
+poll 10 "harmonicsctl's EndTime for job $limited (scontrol's)" ctl_end_time_matches "$limited"
+scancel "$limited" "$unlimited"
+poll 30 "jobs $limited $unlimited to end" sh -c \
+  "! squeue -h -j $limited,$unlimited -t R,CG 2>/dev/null | grep -q ."
+
 # coordd away: the job runs anyway and its prolog does not hold it up long.
 stop_coordd
 j=$(submit -N1 --wrap 'true') || fail "sbatch"

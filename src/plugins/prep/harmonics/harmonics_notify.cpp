@@ -6,7 +6,9 @@
 //   harmonics-notify [start|end]
 // Without an argument: slurmctld sets SLURM_JOB_EXIT_CODE2 ("code:signal")
 // only for EpilogSlurmctld, so its presence means end. Job data come from
-// SLURM_JOB_ID, SLURM_JOB_UID and SLURM_JOB_NODELIST.
+// SLURM_JOB_ID, SLURM_JOB_UID and SLURM_JOB_NODELIST. Slurm 22.05 gives
+// PrologSlurmctld no end time: the event says none was seen, and coordd asks
+// slurmctld for it once the prolog is over.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

@@ -27,6 +27,8 @@ bool send_event(wire::Client& c, const JobEvent& e, int timeout_ms, std::string*
     ev.time_s = e.time_s;
     ev.has_end_time_s = e.started && e.end_time_s > 0;
     ev.end_time_s = e.end_time_s;
+    ev.has_end_time_known = e.started && e.end_time_known;
+    ev.end_time_known = e.end_time_known;
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;
     env.body_case = HARMONICS__ENVELOPE__BODY_JOB_EVENT;
     env.job_event = &ev;

@@ -19,6 +19,7 @@ struct JobEvent {
     std::string reason;           // end state: "COMPLETED", "FAILED", "TIMEOUT", ...
     double time_s = 0;            // unix seconds of the event
     double end_time_s = 0;        // started: Slurm's end time (start + time limit), unix seconds; 0: no limit
+    bool end_time_known = false;  // started: end_time_s is Slurm's word (prep/harmonics); false: not seen (harmonics-notify)
 };
 
 // Where and how to reach coordd.

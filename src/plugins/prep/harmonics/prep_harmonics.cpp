@@ -66,6 +66,7 @@ JobEvent event_of(const job_record_t* job, bool started) {
     // a limit gets a year from Slurm, which means nothing to weigh.
     if (started && job->time_limit != INFINITE && job->time_limit != NO_VAL && job->end_time > 0)
         e.end_time_s = static_cast<double>(job->end_time);
+    e.end_time_known = started;
     if (!started) {
         e.reason = end_reason(job->job_state);
         if (job->exit_code != NO_VAL) {
