@@ -84,6 +84,10 @@ struct CoordJob {
     // When Slurm ends the job at the latest (start plus time limit), Unix
     // seconds; 0 unknown or no limit. Passed to its leaves (JobInfo.end_time_s).
     double end_time_s = 0;
+    // Monotonic: when slurmctld was last asked for the end time because it
+    // had passed with the job still running (its limit moved, or its end
+    // event was lost).
+    double end_asked_at = -1e9;
 };
 
 inline bool outran(const CoordJob& j, double now) { return j.outran_until > now; }
@@ -157,8 +161,10 @@ private:
     void comment_soon(double delay_s = 0.05);
     static void comment_cb(int, short, void* arg);
     void on_slurm_loaded();
-    // End times slurmctld gave for jobs whose start event had none.
+    // End times slurmctld gave for jobs whose start event had none, or that
+    // ran past theirs.
     void on_slurm_end_times();
+    void ask_overdue_end_times(double now);
     void on_comment_results();
 
     static void tick_cb(int, short, void* arg);

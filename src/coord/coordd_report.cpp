@@ -189,6 +189,7 @@ void Coordd::on_tick() {
             ++it;
         }
     }
+    ask_overdue_end_times(now);
     end_run_free(now);
     plan_groups();
     write_summary();
@@ -278,6 +279,20 @@ void Coordd::slurm_cb(int, short, void* arg) {
     self->on_slurm_end_times();
 }
 
+// A job running past its end time (by more than slurmctld takes to end it)
+// had its limit moved (`scontrol update TimeLimit=`), or its end event was
+// lost: slurmctld is asked again, once a minute per job. Its leaves would
+// otherwise weigh every new gate's wait over a period, as if it were ending.
+void Coordd::ask_overdue_end_times(double now) {
+    if (!slurm_) return;
+    const double wall = wall_s();
+    for (auto& [id, j] : jobs_) {
+        if (j.ended || j.end_time_s <= 0 || wall < j.end_time_s + 5 || now - j.end_asked_at < 60) continue;
+        j.end_asked_at = now;
+        slurm_->request_end_time(id);
+    }
+}
+
 // A start event from harmonics-notify carries no end time; slurmctld's goes
 // to the job's leaves, whose plans charge a new gate's first wait over it.
 void Coordd::on_slurm_end_times() {
@@ -288,12 +303,20 @@ void Coordd::on_slurm_end_times() {
         if (it == jobs_.end() || it->second.ended) continue;
         CoordJob& j = it->second;
         if (!a.err.empty()) {
-            HLOG_WARN("job %lld: its time limit could not be read (%s): no first-slot waits are charged for it",
-                      (long long)j.id, a.err.c_str());
+            HLOG_WARN("job %lld: its end time could not be read from slurmctld (%s)", (long long)j.id, a.err.c_str());
+        } else if (!a.running && j.end_time_s > 0 && wall_s() > j.end_time_s + 60) {
+            // Over a minute past its end and gone from Slurm: its end event
+            // was lost (one on its way comes within a second).
+            j.ended = true;
+            j.ended_at = mono_s();
+            HLOG_INFO("job %lld ended (not running in Slurm, past its end time)", (long long)j.id);
+            for (const std::string& l : j.leaves) send_assignment(l, false, {}, {j.id});
         } else if (!a.running) {
+            // Just ended, or asked at its start: its end event is on its way.
             HLOG_INFO("job %lld: slurmctld does not run it (asked for its time limit)", (long long)j.id);
         } else if (a.end_time_s <= 0) {
             HLOG_INFO("job %lld: no time limit (from slurmctld)", (long long)j.id);
+            j.end_time_s = 0;   // an overdue job's limit lifted: not asked again (its leaves keep the old end)
         } else if (a.end_time_s != j.end_time_s) {
             j.end_time_s = a.end_time_s;
             HLOG_INFO("job %lld: time limit ends in %.0f s (from slurmctld)", (long long)j.id, a.end_time_s - wall_s());

@@ -22,14 +22,18 @@ done_=$(submit -N2 --wrap 'sleep 2') || fail "sbatch"
 failed=$(submit -N1 --wrap 'exit 3') || fail "sbatch"
 cancelled=$(submit -N1 --wrap 'sleep 120') || fail "sbatch"
 timedout=$(submit -N1 --time=1 --wrap 'sleep 300') || fail "sbatch"
+extended=$(submit -N1 --time=1 --wrap 'sleep 300') || fail "sbatch"
 poll 30 "job $cancelled running" job_state_is "$cancelled" RUNNING
 poll 20 "coordd's AdminComment on job $cancelled" sh -c \
   "scontrol show job $cancelled | grep -q 'AdminComment=harmonics:leaves=rack[12] .*state='"
 scancel "$cancelled"
 seen() { tail -n +"$from" "$COORD_LOG" | grep -q "$1"; }
-for j in $done_ $failed $cancelled $timedout; do
+for j in $done_ $failed $cancelled $timedout $extended; do
   poll 30 "coordd: job $j started" seen "job $j started (uid 0, nodes n"
 done
+# A limit moved after the start: coordd has the old end time until it
+# passes with the job still running, then asks slurmctld again.
+scontrol update JobId="$extended" TimeLimit=3 || fail "scontrol update TimeLimit"
 # Slurm's end time travels with the start (the schedds weigh a new gate's
 # first wait over it): a one-minute limit ends within the minute, no limit
 # is said so; harmonicsctl shows scontrol's EndTime.
@@ -43,4 +47,9 @@ poll 30 "coordd: job $failed failed" seen "job $failed ended (FAILED, exit 3)"
 poll 30 "coordd: job $cancelled cancelled" seen "job $cancelled ended (CANCELLED"
 # Limits are whole minutes and slurmctld checks them about every 30 s.
 poll 150 "coordd: job $timedout timed out" seen "job $timedout ended (TIMEOUT"
+poll 70 "coordd: job $extended's moved limit" seen "job $extended: time limit ends in [0-9]* s (from slurmctld)"
+poll 10 "harmonicsctl's EndTime for job $extended (scontrol's)" ctl_end_time_matches "$extended"
+seen "job $extended ended" && fail "coordd: job $extended ended at its old limit"
+scancel "$extended"
+poll 30 "coordd: job $extended cancelled" seen "job $extended ended (CANCELLED"
 poll 30 "coordd's running jobs to match squeue's" tables_match
