@@ -377,7 +377,9 @@ TEST(PhaseGroups, AFamilyInForceThatCameToOverloadIsPlannedAgain) {
     EXPECT_EQ(same.families[0].dirty, 0);
     // Five rings on racks 0 and 1 in force, a sixth new: however they stand,
     // two windows hold three each, so planned again they would overload as
-    // much; the family stays as it is and the newcomer stays out.
+    // much. At its own period the family stays as it is (the overload may be
+    // a member's that left to run free: daemons.family_far) and the
+    // newcomer stays out.
     std::vector<JobProfile> six;
     std::map<JobId, JobDecision> crowded;
     for (JobId id = 1; id <= 6; ++id) six.push_back(f.job(id, 0.100, 0.040, {0, 1}));
@@ -388,6 +390,24 @@ TEST(PhaseGroups, AFamilyInForceThatCameToOverloadIsPlannedAgain) {
     EXPECT_NE(stays.explain.find("stays: planned again, it would overload as much"), std::string::npos) << stays.explain;
     EXPECT_EQ(stays.families[0].dirty, 5);   // the sixth, outside at its peak, overloads every window
     EXPECT_FALSE(stays.jobs.count(6)) << stays.explain;
+    // The same family at the longest period its overload stretch allows (10 %
+    // over the guarded T: 111.1 ms), all five still overloaded: dissolved,
+    // its members refused (held out of new families) and left to their
+    // owners; the newcomer alone forms none.
+    for (JobId id = 1; id <= 5; ++id) crowded[id].period_s = 0.1111;
+    const PhaseGroupPlan gone = plan_phase_groups(f.topo, six, all_of(six), crowded, owners_of(six), PhaseGroupOptions{}, 7.0);
+    EXPECT_TRUE(gone.families.empty()) << gone.explain;
+    EXPECT_TRUE(gone.jobs.empty()) << gone.explain;
+    EXPECT_NE(gone.explain.find("P=111.1ms windows=2 members=5 dirty=5 dissolved: planned again, it would overload as much"),
+              std::string::npos)
+        << gone.explain;
+    EXPECT_EQ(std::set<JobId>(gone.refused.begin(), gone.refused.end()), (std::set<JobId>{1, 2, 3, 4, 5}));
+    // Where no share dissolves a family, it stays.
+    PhaseGroupOptions keep;
+    keep.dissolve_dirty_share = 1;
+    const PhaseGroupPlan kept_long = plan_phase_groups(f.topo, six, all_of(six), crowded, owners_of(six), keep, 7.0);
+    ASSERT_EQ(kept_long.families.size(), 1u) << kept_long.explain;
+    EXPECT_TRUE(kept_long.families[0].kept) << kept_long.explain;
     // Where any share of overloaded members is allowed, it stays as it was,
     // the newcomer beside it.
     PhaseGroupOptions lenient;

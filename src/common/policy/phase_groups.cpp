@@ -40,6 +40,14 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         return pl.target(i) <= P + kEps && P <= pl.target(i) * (1 + opts.max_stretch) + kEps;
     };
 
+    // The longest period an overloaded family may take: within every
+    // member's overload stretch, on the period grid.
+    auto stretch_cap = [&](const std::vector<size_t>& members) {
+        double most = 1e300;
+        for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.overload_stretch));
+        return std::floor(most / opts.period_step_s + kEps) * opts.period_step_s;
+    };
+
     // A family taken: members with room in every window run free, the rest
     // are gated in theirs; an overloaded family gets a longer period.
     // The first `in_force` members are in force in it (none, in a new family).
@@ -61,9 +69,8 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         // part of it. A family in force keeps its period.
         if (f.dirty > 0 && !f.kept) {
             const double P = f.period_s;
-            double most = P * (1 + opts.overload_slack);
-            for (size_t i : members) most = std::min(most, pl.target(i) * (1 + opts.overload_stretch));
-            const double longer = std::floor(most / opts.period_step_s + kEps) * opts.period_step_s;
+            const double slack = std::floor(P * (1 + opts.overload_slack) / opts.period_step_s + kEps) * opts.period_step_s;
+            const double longer = std::min(slack, stretch_cap(members));
             if (longer > P && pl.groups_for(members, longer) == f.groups) f.period_s = longer;
         }
         for (size_t m = 0; m < members.size(); ++m) {
@@ -203,7 +210,20 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
                     continue;
                 }
             }
-            // Planned again it would overload as much: it stays as it is.
+            // Planned again it would overload as much. One that has taken
+            // all the overload stretch it may, with more than the dissolve
+            // share of its members overloaded still, costs them more than it
+            // saves: they go back to their owners, held out of new families
+            // as a refused family's are. (One at its own period, overloaded
+            // by a member that left to run free, stays: daemons.family_far.)
+            if (dirty > opts.dissolve_dirty_share * double(members.size()) + kEps &&
+                f.period_s >= stretch_cap(members) - kEps) {
+                plan.explain += in_force + "dissolved: planned again, it would overload as much\n";
+                for (size_t i : members) plan.refused.push_back(jobs[i].id);
+                for (size_t i : riders) plan.refused.push_back(jobs[i].id);
+                continue;
+            }
+            // Else it stays as it is.
             plan.explain += in_force + "stays: planned again, it would overload as much\n";
         }
         take(f, members, win, w, seats.size(), std::move(riders));

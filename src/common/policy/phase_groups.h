@@ -67,6 +67,21 @@ struct PhaseGroupOptions {
     // at 2 %, under a fifth at 4 %; 3 % the best over five models.
     double overload_slack = 0.03;
     double overload_stretch = 0.10;   // phase_group_options(): twice max_stretch
+    // A family in force at the longest period its overload stretch allows,
+    // with more than this share of its members still overloaded and no
+    // better planned again, is dissolved (its members go back to their
+    // owners, held out of new families) rather than kept. Such a family took
+    // the overload slack plan after plan: gpt3-6.7b at 1,024 nodes, random
+    // phases, ran at 4,903.7 ms, 8.6-11.1 % over its members' T where fair
+    // sharing slowed them by 10.9 %, its 39 members 5.7 % slower than under
+    // fair (doc/scale.md, "Stop 45"). Measured against keeping it: that row
+    // -1.58 -> -0.47 % (seeds 1-5: mean -1.40 -> -0.90 %), learnt in four
+    // -0.98 -> -0.03 %, bert-large at 1,024 nodes random -0.55 -> +0.96 %;
+    // nothing else in the batteries moved by more than 0.12. 0.35 and 0.75
+    // (without the stretch condition) gave the same within 0.5 point. 1 or
+    // more: never. A family at its own period stays: its overload may be a
+    // member's that left to run free (daemons.family_far).
+    double dissolve_dirty_share = 0.5;
     unsigned seed = 1;
 };
 
@@ -91,7 +106,7 @@ struct PhaseFamily {
 struct PhaseGroupPlan {
     std::map<JobId, JobDecision> jobs;   // every grouped job's decision (group >= 0), free riders' (free)
     std::vector<PhaseFamily> families;
-    std::vector<JobId> refused;          // members of families formed and refused (too many overloads)
+    std::vector<JobId> refused;          // members of families formed and refused, or dissolved (too many overloads)
     std::int64_t moves = 0;              // annealing moves spent (the plan's work)
     std::string explain;                 // one line per family, for logs
 };
@@ -99,7 +114,9 @@ struct PhaseGroupPlan {
 // Plans phase groups among `eligible` (indices into `jobs`: cross-leaf jobs
 // the coordinator may decide). Families in force in `previous` (decisions
 // with group >= 0) keep their period, origin and every member's window while
-// those still fit; newcomers join a family where they fit without overload
+// those still fit (one that came to overload past the dirty share is planned
+// again, or past the dissolve share dissolved: its members are `refused`);
+// newcomers join a family where they fit without overload
 // (those that come together, together), else new families are formed. A
 // member with room beside every window on all its links is a free rider:
 // free (its decision carries the family's window count, group < 0), and it
