@@ -286,11 +286,9 @@ void Coordd::handle_job_event(wire::Connection& c, const Harmonics__JobEvent& e)
         auto it = jobs_.find(e.job_id);
         if (it != jobs_.end() && !it->second.ended) {
             CoordJob& j = it->second;
-            j.ended = true;
-            j.ended_at = mono_s();
             HLOG_INFO("job %lld ended (%s, exit %d)", (long long)j.id, e.reason ? e.reason : "-",
                       e.has_exit_code ? e.exit_code : 0);
-            for (const std::string& l : j.leaves) send_assignment(l, false, {}, {j.id});
+            end_job(j);
         }
     }
     Harmonics__Envelope env = HARMONICS__ENVELOPE__INIT;

@@ -144,6 +144,8 @@ private:
     void send_assignment(const std::string& leaf, bool full, const std::vector<JobId>& jobs,
                          const std::vector<JobId>& ended);
     void notify_leaves(const CoordJob& j);
+    // The job has ended: marked so, and its leaves drop it.
+    void end_job(CoordJob& j);
     void check_slack(const std::vector<JobId>& ids);
     void check_adopt(const std::vector<JobId>& ids);
     CoordJob* guest_on(const std::string& leaf, CoordJob& victim);

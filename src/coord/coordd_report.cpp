@@ -78,6 +78,12 @@ void Coordd::notify_leaves(const CoordJob& j) {
     for (const std::string& l : j.leaves) send_assignment(l, false, {j.id}, {});
 }
 
+void Coordd::end_job(CoordJob& j) {
+    j.ended = true;
+    j.ended_at = mono_s();
+    for (const std::string& l : j.leaves) send_assignment(l, false, {}, {j.id});
+}
+
 void Coordd::send_assignment(const std::string& leaf, bool full, const std::vector<JobId>& ids,
                              const std::vector<JobId>& ended) {
     wire::Connection* c = leaf_conn(leaf);
@@ -307,10 +313,8 @@ void Coordd::on_slurm_end_times() {
         } else if (!a.running && j.end_time_s > 0 && wall_s() > j.end_time_s + 60) {
             // Over a minute past its end and gone from Slurm: its end event
             // was lost (one on its way comes within a second).
-            j.ended = true;
-            j.ended_at = mono_s();
             HLOG_INFO("job %lld ended (not running in Slurm, past its end time)", (long long)j.id);
-            for (const std::string& l : j.leaves) send_assignment(l, false, {}, {j.id});
+            end_job(j);
         } else if (!a.running) {
             // Just ended, or asked at its start: its end event is on its way.
             HLOG_INFO("job %lld: slurmctld does not run it (asked for its time limit)", (long long)j.id);

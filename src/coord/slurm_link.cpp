@@ -19,6 +19,17 @@ extern "C" {
 
 namespace harmonics::coord {
 
+#ifdef HARMONICS_WITH_SLURM
+namespace {
+// A job's end time (start plus time limit), Unix seconds; 0 for a job without
+// a limit, which Slurm gives a year: nothing to weigh.
+double end_time_of(const slurm_job_info_t& j) {
+    const bool limited = j.time_limit != INFINITE && j.time_limit != NO_VAL && j.end_time > 0;
+    return limited ? double(j.end_time) : 0.0;
+}
+}  // namespace
+#endif
+
 SlurmLink::SlurmLink(std::string conf, double max_updates_per_s, std::function<void()> wake)
     : conf_(std::move(conf)), max_per_s_(max_updates_per_s > 0 ? max_updates_per_s : 1), wake_(std::move(wake)) {}
 
@@ -203,9 +214,7 @@ bool SlurmLink::look_up_end_time(SlurmEndTime* r) {
         if (std::int64_t(j.job_id) != r->id) continue;
         r->running = (j.job_state & JOB_STATE_BASE) == JOB_RUNNING;
         configuring = (j.job_state & JOB_CONFIGURING) != 0;
-        // A job without a limit gets a year from Slurm: nothing to weigh.
-        const bool limited = j.time_limit != INFINITE && j.time_limit != NO_VAL && j.end_time > 0;
-        r->end_time_s = limited ? double(j.end_time) : 0.0;
+        r->end_time_s = end_time_of(j);
     }
     slurm_free_job_info_msg(msg);
     return !(r->running && configuring);
@@ -237,9 +246,7 @@ void SlurmLink::worker() {
                 for (uint32_t i = 0; i < msg->record_count; ++i) {
                     const slurm_job_info_t& j = msg->job_array[i];
                     if ((j.job_state & JOB_STATE_BASE) != JOB_RUNNING) continue;
-                    const bool limited = j.time_limit != INFINITE && j.time_limit != NO_VAL && j.end_time > 0;
-                    jobs.push_back({std::int64_t(j.job_id), j.user_id, j.nodes ? j.nodes : "",
-                                    limited ? double(j.end_time) : 0.0});
+                    jobs.push_back({std::int64_t(j.job_id), j.user_id, j.nodes ? j.nodes : "", end_time_of(j)});
                 }
                 slurm_free_job_info_msg(msg);
             }
