@@ -269,9 +269,14 @@ void Coordd::handle_job_event(wire::Connection& c, const Harmonics__JobEvent& e)
             j.ended = false;
             set_nodes(j, e.node_list ? e.node_list : "");
             // An event without one (harmonics-notify) keeps what slurm_load_jobs
-            // gave, or asks slurmctld once the job's prolog is over.
+            // gave, or asks slurmctld once the job's prolog is over. One whose
+            // sender saw the limit replaces it, none included (a job requeued
+            // and started again without one).
+            const bool known = e.has_end_time_known && e.end_time_known;
+            if (known) j.end_time_s = 0;
             if (e.has_end_time_s && e.end_time_s > 0) j.end_time_s = e.end_time_s;
-            const bool ask = !(e.has_end_time_known && e.end_time_known) && j.end_time_s <= 0 && slurm_;
+            j.end_known = j.end_known || known || j.end_time_s > 0;
+            const bool ask = !known && j.end_time_s <= 0 && slurm_;
             if (ask) slurm_->request_end_time(j.id);
             HLOG_INFO("job %lld started (uid %u, nodes %s, leaves %zu%s)", (long long)j.id, j.uid, j.node_list.c_str(),
                       j.leaves.size(),

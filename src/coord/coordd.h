@@ -84,6 +84,10 @@ struct CoordJob {
     // When Slurm ends the job at the latest (start plus time limit), Unix
     // seconds; 0 unknown or no limit. Passed to its leaves (JobInfo.end_time_s).
     double end_time_s = 0;
+    // Slurm said what end_time_s is (a limit, or none): the leaves are told
+    // even "no limit", which clears an end they had (a limit lifted, a job
+    // requeued without one). Unknown, they keep what they have.
+    bool end_known = false;
     // Monotonic: when slurmctld was last asked for the end time because it
     // had passed with the job still running (its limit moved, or its end
     // event was lost).

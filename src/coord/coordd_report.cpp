@@ -58,7 +58,7 @@ void fill_info(JobInfoBuf& b, const CoordJob& j, const std::string& state) {
         b.info.has_outran_for_s = 1;
         b.info.outran_for_s = left;
     }
-    if (j.end_time_s > 0) {
+    if (j.end_known) {   // 0: no limit
         b.info.has_end_time_s = 1;
         b.info.end_time_s = j.end_time_s;
     }
@@ -319,10 +319,16 @@ void Coordd::on_slurm_end_times() {
             // Just ended, or asked at its start: its end event is on its way.
             HLOG_INFO("job %lld: slurmctld does not run it (asked for its time limit)", (long long)j.id);
         } else if (a.end_time_s <= 0) {
+            // No limit, or an overdue job's limit lifted: not asked again, and
+            // its leaves drop the end they had.
             HLOG_INFO("job %lld: no time limit (from slurmctld)", (long long)j.id);
-            j.end_time_s = 0;   // an overdue job's limit lifted: not asked again (its leaves keep the old end)
-        } else if (a.end_time_s != j.end_time_s) {
+            const bool moved = j.end_time_s > 0 || !j.end_known;
+            j.end_time_s = 0;
+            j.end_known = true;
+            if (moved) notify_leaves(j);
+        } else if (a.end_time_s != j.end_time_s || !j.end_known) {
             j.end_time_s = a.end_time_s;
+            j.end_known = true;
             HLOG_INFO("job %lld: time limit ends in %.0f s (from slurmctld)", (long long)j.id, a.end_time_s - wall_s());
             notify_leaves(j);
         }
@@ -361,7 +367,8 @@ void Coordd::on_slurm_loaded() {
         j.uid = s.uid;
         j.has_uid = j.uid_from_slurm = true;
         set_nodes(j, s.nodes);
-        if (s.end_time_s > 0) j.end_time_s = s.end_time_s;
+        j.end_time_s = s.end_time_s;   // 0: no limit
+        j.end_known = true;
         running.insert(s.id);
     }
     // Never trust a stale table: a job a schedd still remembers but Slurm no

@@ -77,7 +77,7 @@ struct SchedJob {
     bool holds_elsewhere = true;             // coordd: its ranks on the other leaves hold too
     double outran_until_s = 0;               // monotonic: run free till then, having outrun its period
     int outran_times = 0;                    // ... how often (each hold doubles)
-    double end_time_s = 0;                   // coordd: Slurm's end time (Unix s), 0 unknown: what a gate's first wait is weighed over
+    double end_time_s = 0;                   // coordd: Slurm's end time (Unix s), 0 unknown or no limit: what a gate's first wait is weighed over
 };
 
 class Schedd {
@@ -162,6 +162,7 @@ private:
     }
     void watch_outrunning(double now);
     bool keep_outrun_hold(SchedJob& j, double left_s);
+    void set_end_time(SchedJob& j, double end_s);
     void update_holds(SchedJob& j, double now);
     // A rank's report counts this long (the aggregate's freshness window).
     double fresh_s() const { return std::max(3 * cfg_.report_interval_s, 2 * cfg_.epoch_s); }

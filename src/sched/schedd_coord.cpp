@@ -183,6 +183,18 @@ bool Schedd::keep_outrun_hold(SchedJob& j, double left_s) {
     return true;
 }
 
+// Slurm's end time as coordd passes it on (0: no limit). A moved or lifted
+// limit is logged: the wait a new gate costs the job is weighed over the
+// time it has left, and a past end would weigh it over one period.
+void Schedd::set_end_time(SchedJob& j, double end_s) {
+    if (end_s == j.end_time_s) return;
+    if (j.end_time_s > 0 && end_s > 0)
+        HLOG_INFO("job %lld: time limit moved, it ends in %.0f s (via coordd)", (long long)j.id, end_s - wall_s());
+    else if (j.end_time_s > 0)
+        HLOG_INFO("job %lld: no time limit now (via coordd)", (long long)j.id);
+    j.end_time_s = end_s;
+}
+
 void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
     bool ended = false, changed = false;
     for (std::size_t i = 0; i < a.n_ended; ++i) {
@@ -235,7 +247,7 @@ void Schedd::apply_assignment(const Harmonics__LeafAssignment& a) {
         }
         j.run_free = run_free;
         j.holds_elsewhere = !ji->has_holds || ji->holds;
-        if (ji->has_end_time_s && ji->end_time_s > 0) j.end_time_s = ji->end_time_s;
+        if (ji->has_end_time_s) set_end_time(j, std::max(0.0, ji->end_time_s));
         if (keep_outrun_hold(j, ji->has_outran_for_s ? ji->outran_for_s : 0)) changed = true;
         j.adopted = ji->has_adopted && ji->adopted;
         j.handed_over = ji->has_handed_over && ji->handed_over;

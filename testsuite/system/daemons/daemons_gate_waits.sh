@@ -11,10 +11,13 @@ PHASE_GROUPS=no
 . "$SRC/testsuite/system/daemons/lib.sh"
 start_two_leaves
 
-# run_pair JOBS END_IN: the two jobs announced ending END_IN s from now, one
-# rank of each on n3 and n7 (rack1 and rack2) reporting for 4 s.
+# run_pair JOBS TAG [NOTIFY OPTIONS]: the two jobs announced started (ending
+# TAG s from now unless options say otherwise), one rank of each on n3 and n7
+# (rack1 and rack2) reporting for 4 s.
 run_pair() {
-    "$HX_CLIENT" notify "$T/coordd.sock" --jobs "$1" --job-uid 0 --nodes 'n[3,7]' --end-in "$2" >/dev/null ||
+    local opts=("${@:3}")
+    [ ${#opts[@]} -gt 0 ] || opts=(--end-in "$2")
+    "$HX_CLIENT" notify "$T/coordd.sock" --jobs "$1" --job-uid 0 --nodes 'n[3,7]' "${opts[@]}" >/dev/null ||
         fail "notify $1"
     "$HX_CLIENT" hooks 127.0.0.1:$P1 --jobs "$1" --node n3 --nnodes 2 --duration 4 --history --iteration-start \
         "${CROSS_PHASE[@]}" > "$T/h$2-a.out" &
@@ -42,15 +45,33 @@ ctl --json show job 300 | grep -Eq '"end_time_s":[0-9]{10}[,}]' || fail "no end_
 lines=$(owner_explains 300)
 echo "$lines" | grep -q ' waits [0-9.]*.*all free' || fail "no refusal for the waits in the owner's explain lines: $lines"
 
-# An hour left: the same pair is gated apart.
+# gated_apart TAG A B: jobs A and B gated, at different shifts, in run TAG.
+gated_apart() {
+    local j s
+    for j in "$2" "$3"; do
+        grep -q "^JOB $j gated=1 " "$T/h$1-a.out" || fail "job $j ($1) is not gated: $(grep "^JOB $j" "$T/h$1-a.out")"
+    done
+    s=($(grep -E "^JOB ($2|$3) " "$T/h$1-a.out" | sed 's/.*shift=\([^ ]*\).*/\1/'))
+    [ "${s[0]}" != "${s[1]}" ] || fail "colliding jobs $2 and $3 got the same shift ${s[0]} ($1)"
+}
+
+# Their limit lifted (`scontrol update TimeLimit=UNLIMITED`; slurmctld tells
+# coordd so, as prep/harmonics does of a job started again without one): the
+# leaves drop the end that had passed, and the pair is gated apart.
+"$HX_CLIENT" notify "$T/coordd.sock" --jobs 300,301 --job-uid 0 --nodes 'n[3,7]' --limit-known >/dev/null ||
+    fail "notify 300,301 without a limit"
+for leaf in rack1 rack2; do
+    WAIT_S=5 wait_for grep -q "job 300: no time limit now (via coordd)" "$T/schedd-$leaf.log" ||
+        fail "$leaf kept job 300's end: $(grep 'job 300' "$T/schedd-$leaf.log")"
+done
+ctl show job 300 | grep -q 'EndTime=' && fail "EndTime after the limit was lifted: $(ctl show job 300)"
+run_pair 300,301 lifted --limit-known
+gated_apart lifted 300 301
+
+# An hour left: a new pair is gated apart.
 for j in 300 301; do
     "$HX_CLIENT" notify "$T/coordd.sock" --jobs $j --state end --job-uid 0 --nodes 'n[3,7]' >/dev/null || fail "end $j"
 done
 run_pair 400,401 3600
-for j in 400 401; do
-    grep -q "^JOB $j gated=1 " "$T/h3600-a.out" || fail "job $j, an hour left, is not gated: $(grep "^JOB $j" "$T/h3600-a.out")"
-done
-s400=$(grep "^JOB 400 " "$T/h3600-a.out" | sed 's/.*shift=\([^ ]*\).*/\1/')
-s401=$(grep "^JOB 401 " "$T/h3600-a.out" | sed 's/.*shift=\([^ ]*\).*/\1/')
-[ "$s400" != "$s401" ] || fail "colliding jobs 400 and 401 got the same shift $s400"
+gated_apart 3600 400 401
 echo PASS

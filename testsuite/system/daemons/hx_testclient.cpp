@@ -39,6 +39,9 @@ struct Opts {
     // notify: the job's end time this many seconds from now (Slurm's start
     // plus time limit); < 0: none sent.
     double end_in = -1;
+    // notify: the sender saw the job's time limit (end_time_known, as
+    // prep/harmonics): with no end_in, the job has none.
+    bool limit_known = false;
     // hooks: report where the latest iteration started (Unix time), as if
     // the rank had iterated every period since the hooks started.
     bool iteration_start = false;
@@ -204,6 +207,10 @@ int cmd_notify(const Opts& o) {
         e.state = o.state == "end" ? HARMONICS__JOB_STATE__JOB_ENDED : HARMONICS__JOB_STATE__JOB_STARTED;
         e.node_list = const_cast<char*>(o.nodes.c_str());
         e.reason = const_cast<char*>(o.reason.c_str());
+        if (o.limit_known) {
+            e.has_end_time_known = 1;
+            e.end_time_known = 1;
+        }
         if (o.end_in >= 0) {
             e.has_end_time_s = 1;
             e.end_time_s = harmonics::wall_s() + o.end_in;
@@ -367,6 +374,7 @@ int main(int argc, char** argv) {
         {"later-period", required_argument, nullptr, 'L'}, {"after", required_argument, nullptr, 'A'},
         {"later-phase-dur", required_argument, nullptr, 'Q'},
         {"end-in", required_argument, nullptr, 'E'},     {"iteration-start", no_argument, nullptr, 'I'},
+        {"limit-known", no_argument, nullptr, 'T'},
         {nullptr, 0, nullptr, 0}};
     int ch;
     optind = 3;
@@ -399,6 +407,7 @@ int main(int argc, char** argv) {
         case 'Q': o.later_phase_dur = std::atof(optarg); break;
         case 'E': o.end_in = std::atof(optarg); break;
         case 'I': o.iteration_start = true; break;
+        case 'T': o.limit_known = true; break;
         case 'o': o.role = std::string(optarg) == "ctl" ? HARMONICS__ROLE__ROLE_CTL : HARMONICS__ROLE__ROLE_HOOK; break;
         default: return 2;
         }

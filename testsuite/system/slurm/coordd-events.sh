@@ -23,17 +23,20 @@ failed=$(submit -N1 --wrap 'exit 3') || fail "sbatch"
 cancelled=$(submit -N1 --wrap 'sleep 120') || fail "sbatch"
 timedout=$(submit -N1 --time=1 --wrap 'sleep 300') || fail "sbatch"
 extended=$(submit -N1 --time=1 --wrap 'sleep 300') || fail "sbatch"
+lifted=$(submit -N1 --time=1 --wrap 'sleep 300') || fail "sbatch"
 poll 30 "job $cancelled running" job_state_is "$cancelled" RUNNING
 poll 20 "coordd's AdminComment on job $cancelled" sh -c \
   "scontrol show job $cancelled | grep -q 'AdminComment=harmonics:leaves=rack[12] .*state='"
 scancel "$cancelled"
 seen() { tail -n +"$from" "$COORD_LOG" | grep -q "$1"; }
-for j in $done_ $failed $cancelled $timedout $extended; do
+for j in $done_ $failed $cancelled $timedout $extended $lifted; do
   poll 30 "coordd: job $j started" seen "job $j started (uid 0, nodes n"
 done
 # A limit moved after the start: coordd has the old end time until it
-# passes with the job still running, then asks slurmctld again.
+# passes with the job still running, then asks slurmctld again; one lifted
+# is said so, and its end goes from coordd's table (and its leaves').
 scontrol update JobId="$extended" TimeLimit=3 || fail "scontrol update TimeLimit"
+scontrol update JobId="$lifted" TimeLimit=UNLIMITED || fail "scontrol update TimeLimit=UNLIMITED"
 # Slurm's end time travels with the start (the schedds weigh a new gate's
 # first wait over it): a one-minute limit ends within the minute, no limit
 # is said so; harmonicsctl shows scontrol's EndTime.
@@ -50,6 +53,11 @@ poll 150 "coordd: job $timedout timed out" seen "job $timedout ended (TIMEOUT"
 poll 70 "coordd: job $extended's moved limit" seen "job $extended: time limit ends in [0-9]* s (from slurmctld)"
 poll 10 "harmonicsctl's EndTime for job $extended (scontrol's)" ctl_end_time_matches "$extended"
 seen "job $extended ended" && fail "coordd: job $extended ended at its old limit"
-scancel "$extended"
+poll 10 "coordd: job $lifted's lifted limit" seen "job $lifted: no time limit (from slurmctld)"
+"$HCTL" -f "$CLUSTER/etc/harmonics.conf" show job "$lifted" | grep -q 'EndTime=' &&
+  fail "harmonicsctl: job $lifted has an end time without a limit: $("$HCTL" -f "$CLUSTER/etc/harmonics.conf" show job "$lifted")"
+seen "job $lifted ended" && fail "coordd: job $lifted ended at its old limit"
+scancel "$extended" "$lifted"
 poll 30 "coordd: job $extended cancelled" seen "job $extended ended (CANCELLED"
+poll 30 "coordd: job $lifted cancelled" seen "job $lifted ended (CANCELLED"
 poll 30 "coordd's running jobs to match squeue's" tables_match
