@@ -117,6 +117,32 @@ TEST(PhaseGroups, JobsThatCannotCollideAreLeftToTheirOwners) {
     EXPECT_TRUE(plan.jobs.empty()) << plan.explain;
 }
 
+// Three rings of one rack pair, more than its uplinks hold at once, with
+// bursts of a tenth of their period: they rarely meet running free, and a
+// family's period (their T and its guard) would cost each more on every
+// iteration than their meetings do. With the rule off the family forms.
+TEST(PhaseGroups, NoFamilyWhereItsPeriodCostsMoreThanRunningFree) {
+    FourRacks f;
+    std::vector<JobProfile> jobs;
+    for (JobId id = 1; id <= 3; ++id) jobs.push_back(f.job(id, 0.100, 0.010, {0, 1}));
+    PhaseGroupOptions opts;
+    PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), opts, 0);
+    EXPECT_TRUE(plan.jobs.empty()) << plan.explain;
+    EXPECT_TRUE(plan.refused.empty()) << plan.explain;   // tried again at the next plan, not held out
+    EXPECT_NE(plan.explain.find("members=3 not formed: it would stretch them 1.0 %, running free costs them 0."),
+              std::string::npos)
+        << plan.explain;
+    opts.free_running_factor = 0;
+    plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), opts, 0);
+    ASSERT_EQ(plan.families.size(), 1u) << plan.explain;
+    EXPECT_EQ(plan.families[0].members.size() + plan.families[0].free_riders.size(), 3u);
+    // Bursts of 40 ms (WindowsKeepEveryUplinkWithinCapacity) meet often
+    // enough: the same three rings form their family.
+    for (JobProfile& j : jobs) j = f.job(j.id, 0.100, 0.040, {0, 1});
+    plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    EXPECT_EQ(plan.families.size(), 1u) << plan.explain;
+}
+
 TEST(PhaseGroups, PeriodsTooFarApartMakeSeparateFamilies) {
     FourRacks f;
     // Three rings at 100 ms and three at 150 ms, each set on one rack pair

@@ -252,6 +252,23 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             owned_by.insert(o != owners.end() ? o->second : -1);
         }
         if (owned_by.size() == 1) continue;   // one owner plans them all, more finely
+        if (opts.free_running_factor > 0) {
+            double stretch = 0, free = 0;
+            for (size_t i : members) {
+                stretch += pl.stretch(i, P);
+                free += pl.free_slowdown(i);
+            }
+            if (stretch > opts.free_running_factor * free + kEps) {
+                char line[200];
+                std::snprintf(line, sizeof line,
+                              "phase family P=%.1fms windows=%d members=%zu not formed: it would stretch them %.1f %%, "
+                              "running free costs them %.1f %%\n",
+                              P * 1e3, K, members.size(), 100 * stretch / double(members.size()),
+                              100 * free / double(members.size()));
+                plan.explain += line;
+                continue;
+            }
+        }
         Fresh r = fresh(members, P, K);
         if (r.f.dirty > allowed(members.size())) {
             plan.explain += family_line(r.f, 0) + " refused: too many members overload a link\n";

@@ -82,6 +82,21 @@ struct PhaseGroupOptions {
     // more: never. A family at its own period stays: its overload may be a
     // member's that left to run free (daemons.family_far).
     double dissolve_dirty_share = 0.5;
+    // A new family is formed only where the stretch its period puts on its
+    // members (P / T - 1, their mean) is at most this many times what running
+    // free costs them (the queueing estimate of policy/free_running.h on each
+    // member's busiest link, their mean); else its jobs stay with their
+    // owners, and it is tried again at the next plan. Learnt one by one, the
+    // first few jobs of a one-model cluster formed a family at 2-4 % over
+    // their T where running free cost them about 0.5 %, and every later job
+    // joined it (128 nodes, gpt3-6.7b learnt in four: 5.8 % between the two).
+    // The estimate is low on these links (a third of the collisions
+    // measured, doc/scale.md "Stop 23"), hence a factor. Measured over seeds
+    // 1-5, one model at 128 nodes learnt in four (doc/scale.md, "Stop 46"):
+    // 1 gained most there (+1.2 points) but lost at random phases (pairs
+    // -0.038 -> -0.132 %, gpt3-6.7b at 1,024 nodes -0.90 -> -1.39 %); 2
+    // gained everywhere it moved; 3 and 4 as 2 at 128 nodes. 0: off.
+    double free_running_factor = 2;
     unsigned seed = 1;
 };
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "policy/free_running.h"
 #include "policy/slot_grid.h"
 
 namespace harmonics::phase {
@@ -36,6 +37,26 @@ bool Planner::fits(size_t i, double P, int K, bool kept, bool joining) const {
     const double stretch = kept ? std::max(o_.max_stretch, o_.overload_stretch) : o_.max_stretch;
     return least <= P + kEps && P <= target(i) * (1 + stretch) * (1 + tol) + kEps &&
            rhythm_[i].window * (1 - tol) + o_.guard * P <= P / K + kEps;
+}
+
+double Planner::free_slowdown(size_t i) const {
+    if (free_slow_.empty()) free_slow_.assign(jobs_.size(), -1);
+    if (free_slow_[i] >= 0) return free_slow_[i];
+    double worst = 0;
+    for (const auto& [l, peak] : rhythm_[i].links) {
+        (void)peak;
+        if (peak_sum_.at(l) <= 1 + kEps) continue;   // room for all at their peaks: nothing shared
+        const std::vector<std::pair<size_t, double>>& on = on_link_.at(l);
+        auto [it, fresh] = free_on_link_.try_emplace(l);
+        if (fresh) {   // once per link, for every job on it
+            std::vector<FreeRunner> runners;
+            for (const auto& [j, f] : on) runners.push_back({f * rhythm_[j].window, std::max(0.0, rhythm_[j].T - rhythm_[j].window), f});
+            it->second = free_running_slowdowns(runners, 1.0);
+        }
+        for (size_t k = 0; k < on.size(); ++k)
+            if (on[k].first == i) worst = std::max(worst, it->second[k]);
+    }
+    return free_slow_[i] = worst;
 }
 
 int Planner::groups_for(const std::vector<size_t>& members, double P) const {

@@ -37,6 +37,12 @@ public:
     bool fits(size_t i, double P, int K, bool kept = false, bool joining = false) const;
     // The windows a family's period holds: each the longest member burst plus a guard.
     int groups_for(const std::vector<size_t>& members, double P) const;
+    // What a period P costs job i on every iteration: P / T - 1.
+    double stretch(size_t i, double P) const { return P / rhythm_[i].T - 1; }
+    // Job i's slowdown running free beside every job on its links, each free
+    // at its own rhythm (policy/free_running.h), the worst of its links;
+    // computed once per job.
+    double free_slowdown(size_t i) const;
     // The peak load a family's members (job, window) put on the links job i crosses.
     double shared_load(size_t i, const std::vector<std::pair<size_t, int>>& seats) const;
 
@@ -107,6 +113,8 @@ private:
     std::unordered_map<LinkId, double> peak_sum_;
     std::unordered_map<LinkId, std::vector<std::pair<size_t, double>>> on_link_;   // (job, peak), job order
     std::mt19937_64 rng_;
+    mutable std::vector<double> free_slow_;   // free_slowdown per job (< 0: not yet)
+    mutable std::unordered_map<LinkId, std::vector<double>> free_on_link_;   // per link, in on_link_ order
 };
 
 }  // namespace harmonics::phase
