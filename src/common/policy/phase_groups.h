@@ -87,15 +87,18 @@ struct PhaseGroupOptions {
     // free costs them (the queueing estimate of policy/free_running.h on each
     // member's busiest link, their mean); else its jobs stay with their
     // owners, and it is tried again at the next plan. Learnt one by one, the
-    // first few jobs of a one-model cluster formed a family at 2-4 % over
-    // their T where running free cost them about 0.5 %, and every later job
-    // joined it (128 nodes, gpt3-6.7b learnt in four: 5.8 % between the two).
+    // first five jobs of a one-model cluster were offered a family 2.4 % over
+    // their T where running free cost them 0.5 %; formed, every later job
+    // joined it (bert-large, 128 nodes, learnt in four, seed 4: +1.41 % on
+    // fair; not formed, the family planned a moment later gave +5.11 %).
     // The estimate is low on these links (a third of the collisions
-    // measured, doc/scale.md "Stop 23"), hence a factor. Measured over seeds
-    // 1-5, one model at 128 nodes learnt in four (doc/scale.md, "Stop 46"):
-    // 1 gained most there (+1.2 points) but lost at random phases (pairs
-    // -0.038 -> -0.132 %, gpt3-6.7b at 1,024 nodes -0.90 -> -1.39 %); 2
-    // gained everywhere it moved; 3 and 4 as 2 at 128 nodes. 0: off.
+    // measured, doc/scale.md "Stop 23"), hence a factor. Means of seeds 1-5
+    // (doc/scale.md, "Stop 46"): 1 gained most at 128 nodes learnt in four
+    // (+0.6 to +1.3 points) but lost at random phases (gpt3-6.7b at 1,024
+    // nodes -0.90 -> -1.39 %, the battery's pairs -0.038 -> -0.132 %); 2
+    // lost on no mean (+0.3 to +0.8 points learnt, 1,024 nodes random -0.90
+    // -> -0.66 %); 3 and 4 as 2 at 128 nodes; 0.5 lost on all rows but one.
+    // 0: off.
     double free_running_factor = 2;
     unsigned seed = 1;
 };

@@ -50,7 +50,10 @@ double Planner::free_slowdown(size_t i) const {
         auto [it, fresh] = free_on_link_.try_emplace(l);
         if (fresh) {   // once per link, for every job on it
             std::vector<FreeRunner> runners;
-            for (const auto& [j, f] : on) runners.push_back({f * rhythm_[j].window, std::max(0.0, rhythm_[j].T - rhythm_[j].window), f});
+            for (const auto& [j, f] : on) {
+                const Rhythm& r = rhythm_[j];
+                runners.push_back({f * r.window, std::max(0.0, r.T - r.window), f});   // work, time off, cap
+            }
             it->second = free_running_slowdowns(runners, 1.0);
         }
         for (size_t k = 0; k < on.size(); ++k)

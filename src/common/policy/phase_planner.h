@@ -41,7 +41,7 @@ public:
     double stretch(size_t i, double P) const { return P / rhythm_[i].T - 1; }
     // Job i's slowdown running free beside every job on its links, each free
     // at its own rhythm (policy/free_running.h), the worst of its links;
-    // computed once per job.
+    // computed once per link (for all its jobs) and per job.
     double free_slowdown(size_t i) const;
     // The peak load a family's members (job, window) put on the links job i crosses.
     double shared_load(size_t i, const std::vector<std::pair<size_t, int>>& seats) const;
