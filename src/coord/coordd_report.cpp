@@ -318,19 +318,18 @@ void Coordd::on_slurm_end_times() {
         } else if (!a.running) {
             // Just ended, or asked at its start: its end event is on its way.
             HLOG_INFO("job %lld: slurmctld does not run it (asked for its time limit)", (long long)j.id);
-        } else if (a.end_time_s <= 0) {
-            // No limit, or an overdue job's limit lifted: not asked again, and
-            // its leaves drop the end they had.
-            HLOG_INFO("job %lld: no time limit (from slurmctld)", (long long)j.id);
-            const bool moved = j.end_time_s > 0 || !j.end_known;
-            j.end_time_s = 0;
+        } else {
+            // Its end, or no limit (0; an overdue job's limit lifted: not
+            // asked again, and its leaves drop the end they had).
+            const double end = std::max(0.0, a.end_time_s);
+            const bool moved = end != j.end_time_s || !j.end_known;
+            if (end <= 0)
+                HLOG_INFO("job %lld: no time limit (from slurmctld)", (long long)j.id);
+            else if (moved)
+                HLOG_INFO("job %lld: time limit ends in %.0f s (from slurmctld)", (long long)j.id, end - wall_s());
+            j.end_time_s = end;
             j.end_known = true;
             if (moved) notify_leaves(j);
-        } else if (a.end_time_s != j.end_time_s || !j.end_known) {
-            j.end_time_s = a.end_time_s;
-            j.end_known = true;
-            HLOG_INFO("job %lld: time limit ends in %.0f s (from slurmctld)", (long long)j.id, a.end_time_s - wall_s());
-            notify_leaves(j);
         }
     }
 }

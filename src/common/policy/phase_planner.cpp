@@ -40,8 +40,6 @@ bool Planner::fits(size_t i, double P, int K, bool kept, bool joining) const {
 }
 
 double Planner::free_slowdown(size_t i) const {
-    if (free_slow_.empty()) free_slow_.assign(jobs_.size(), -1);
-    if (free_slow_[i] >= 0) return free_slow_[i];
     double worst = 0;
     for (const auto& [l, peak] : rhythm_[i].links) {
         (void)peak;
@@ -59,7 +57,7 @@ double Planner::free_slowdown(size_t i) const {
         for (size_t k = 0; k < on.size(); ++k)
             if (on[k].first == i) worst = std::max(worst, it->second[k]);
     }
-    return free_slow_[i] = worst;
+    return worst;
 }
 
 int Planner::groups_for(const std::vector<size_t>& members, double P) const {

@@ -40,8 +40,8 @@ public:
     // What a period P costs job i on every iteration: P / T - 1.
     double stretch(size_t i, double P) const { return P / rhythm_[i].T - 1; }
     // Job i's slowdown running free beside every job on its links, each free
-    // at its own rhythm (policy/free_running.h), the worst of its links;
-    // computed once per link (for all its jobs) and per job.
+    // at its own rhythm (policy/free_running.h), the worst of its links.
+    // Each link's estimate is computed once, for all its jobs.
     double free_slowdown(size_t i) const;
     // The peak load a family's members (job, window) put on the links job i crosses.
     double shared_load(size_t i, const std::vector<std::pair<size_t, int>>& seats) const;
@@ -113,7 +113,6 @@ private:
     std::unordered_map<LinkId, double> peak_sum_;
     std::unordered_map<LinkId, std::vector<std::pair<size_t, double>>> on_link_;   // (job, peak), job order
     std::mt19937_64 rng_;
-    mutable std::vector<double> free_slow_;   // free_slowdown per job (< 0: not yet)
     mutable std::unordered_map<LinkId, std::vector<double>> free_on_link_;   // per link, in on_link_ order
 };
 
