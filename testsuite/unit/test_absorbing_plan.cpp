@@ -148,6 +148,30 @@ TEST(LockPlan, AMeasuringBertLargeIsPlannedWhereItLocks) {
     }
 }
 
+TEST(LockPlan, ALockWhoseFirstWaitsTheJobsCannotRecoverIsNotTaken) {
+    // Every job at its Slurm end already: a wait for a new slot is charged
+    // over one period, half a period each where its phase is not known. The
+    // gated plans pay that and lose to running free; the lock plan, judged
+    // without the waits, took over from running free.
+    sim::Scenario s = sim::builtin_scenario("testbed-paper");
+    const std::vector<sim::SimJob> jobs = testbed_with_measuring(s, 5);
+    LeafProblem ending = first_leaf_owning_all(s, jobs);
+    ending.now_s = 30;
+    for (JobProfile& j : ending.jobs) j.end_s = ending.now_s;
+    const LeafResult r = LocalScheduler(roomy()).decide(s.topo, ending);
+    EXPECT_NE(r.explain.find("; lock "), std::string::npos) << r.explain;
+    EXPECT_NE(r.explain.find(" waits "), std::string::npos) << r.explain;
+    EXPECT_EQ(r.explain.substr(r.explain.size() - 10), " no better") << r.explain;
+    ASSERT_EQ(r.jobs.size(), 5u);
+    for (const auto& [id, d] : r.jobs) EXPECT_FALSE(d.gated) << "job " << id << ": " << r.explain;
+    // Waits not charged (ChargeWaits=no): the lock is taken as without ends.
+    LocalTuning blind;
+    blind.charge_waits = false;
+    const LeafResult taken = LocalScheduler(roomy(), blind).decide(s.topo, ending);
+    EXPECT_EQ(taken.explain.substr(taken.explain.size() - 7), " chosen") << taken.explain;
+    EXPECT_TRUE(taken.jobs.at(5).gated) << taken.explain;
+}
+
 TEST(LockPlan, TheTestbedRunsAsIfTheMeasuringBertLargeHeld) {
     // Absorbing it, harmonics got 1.137 (fair 1.246); the jobs all holding, 1.042.
     sim::Scenario s = sim::builtin_scenario("testbed-paper");

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 
@@ -244,11 +245,14 @@ Searched search_plan(const Built& b, const LocalTuning& t, double budget_s, doub
 
 // What the waits for their first slots cost the jobs `b` gates at `shift`
 // (policy/gate_waits.h), summed: a job kept where it was waits nothing.
-double first_slot_charge(const Built& b, const std::vector<int>& shift, const LeafProblem& problem) {
+// `not_held`: a job on the grid whose hooks never hold (a lock plan's
+// measuring job), which waits for no slot.
+double first_slot_charge(const Built& b, const std::vector<int>& shift, const LeafProblem& problem,
+                         size_t not_held = SIZE_MAX) {
     double charge = 0;
     for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
         const SlotJob& j = b.sp.jobs[k];
-        if (j.fixed_shift >= 0) continue;
+        if (j.fixed_shift >= 0 || k == not_held) continue;
         const JobProfile& job = problem.jobs[b.job_of[k]];
         auto p = problem.previous.find(job.id);
         const double wait = first_slot_wait_s(job, p != problem.previous.end() ? &p->second : nullptr,
@@ -357,6 +361,7 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
     const Searched* won = nullptr;
     double best = free_score;
     res.predicted_cost = plans.all_free_cost;
+    res.judged_cost = free_score;
     std::snprintf(line, sizeof line, "free %.4f%s", plans.all_free_cost, was_free ? " (kept)" : "");
     res.explain = line;
     std::string verdicts[2];
@@ -403,6 +408,7 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
                 return Verdict::NoBetter;
             }
             best = score;
+            res.judged_cost = score;
             chosen = &b;
             won = &s;
             res.predicted_cost = s.sol.cost;
@@ -537,9 +543,13 @@ void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, 
         }
         return why;
     };
+    // Judged as the other plans are, with the gated jobs' first waits: a
+    // lock plan whose waits the jobs cannot recover took over from the plan
+    // (or running free) that had been judged better for them.
     const double stretch = stretch_only(b.sp);
     auto score = [&](const std::vector<int>& shift) {
-        return stretch + tuning_.absorb_collision_weight * (predicted_cost(b.sp, shift) - stretch);
+        const double waits = tuning_.charge_waits ? first_slot_charge(b, shift, problem, m) : 0;
+        return stretch + tuning_.absorb_collision_weight * (predicted_cost(b.sp, shift) - stretch) + waits;
     };
     std::vector<int> shift = search_plan(b, tuning_, opts_.local_budget_s * 0.3, opts_.change_threshold, &st, problem.previous).sol.shift;
     std::string why = settle(shift, kLockRounds);
@@ -566,10 +576,14 @@ void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, 
     }
     // Judged like the absorbing plan: collisions with a job nobody holds count twice.
     const double cost = predicted_cost(b.sp, shift);
-    char line[96];
+    char line[128];
     std::snprintf(line, sizeof line, "; lock %.4f (stretch %.4f%s)", cost, stretch, kept ? ", kept" : "");
     res.explain += line;
-    if (score(shift) - (kept ? opts_.change_threshold : 0) >= res.predicted_cost - 1e-12) {
+    if (const double waits = tuning_.charge_waits ? first_slot_charge(b, shift, problem, m) : 0; waits > 0) {
+        std::snprintf(line, sizeof line, " waits %.4f", waits);
+        res.explain += line;
+    }
+    if (score(shift) - (kept ? opts_.change_threshold : 0) >= res.judged_cost - 1e-12) {
         res.explain += " no better";
         return;
     }

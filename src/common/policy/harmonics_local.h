@@ -28,6 +28,11 @@ struct LeafProblem {
 struct LeafResult {
     std::map<JobId, JobDecision> jobs;        // decisions for the jobs this leaf owns
     double predicted_cost = 0;                // predicted slowdown summed over jobs
+    // What the plan was judged by: its stretch, its collisions (counted
+    // twice where a job that never holds is in them), its jobs' first waits,
+    // less the change threshold where it is last epoch's; running free:
+    // its cost, less the threshold where the jobs ran free.
+    double judged_cost = 0;
     bool changed = false;                     // false when the previous schedule was kept
     double wall_s = 0;                        // time this decision took
     bool optimal = false;                     // the search proved its shifts optimal
