@@ -332,6 +332,7 @@ void Coordd::merge_leaf_job(const std::string& leaf, const Harmonics__LeafJob& l
     v.slack_used = lj.has_slack_used && leaf_settled(leaf) ? lj.slack_used : 0;
     v.adopt = lj.has_adopt && lj.adopt && leaf_settled(leaf);
     v.holds = !lj.has_holds || lj.holds;
+    v.iteration_start_s = lj.has_iteration_start_s && lj.iteration_start_s > 0 ? lj.iteration_start_s : 0;
     update_holds(j);
     if (leaf == j.owner || (j.owner.empty() && j.leaves.size() <= 1)) note_outran(j, leaf, lj, registering);
     v.phases.clear();

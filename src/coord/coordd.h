@@ -46,6 +46,7 @@ struct LeafView {                       // one leaf's report on a job
     double slack_used = 0;              // share of the job's slack this leaf's collisions take (gated cross-leaf jobs)
     bool adopt = false;                 // the leaf asks to own the job (free, it takes gated jobs there past their slack)
     bool holds = true;                  // false: a rank of the job there does not hold its collectives
+    double iteration_start_s = 0;       // its latest iteration's start there (absolute); 0: not known
 };
 
 struct CoordJob {

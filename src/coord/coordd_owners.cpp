@@ -216,6 +216,8 @@ bool Coordd::profile_of(const CoordJob& j, JobProfile* p, double* natural_s) con
     std::vector<SwitchId> lv;
     for (const std::string& n : j.leaves)
         if (SwitchId s = topo_.find_switch(n); s >= 0) lv.push_back(s);
+    // Where its bursts stand: the latest iteration start any leaf saw.
+    for (const auto& [leaf, v] : j.views) sum.last_collective_s = std::max(sum.last_collective_s, v.iteration_start_s);
     *p = sched::build_profile(topo_, j.id, j.nodes, lv, sum);
     if (natural_s) *natural_s = sched::natural_period_s(sum);
     return sum.period_s > 0 && !sum.phases.empty();

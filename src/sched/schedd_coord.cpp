@@ -15,6 +15,10 @@ void Schedd::fill_leaf_job(const SchedJob& j, Harmonics__LeafJob* lj, Harmonics_
     if (j.summary) {
         lj->has_period_s = 1;
         lj->period_s = j.summary->period_s;
+        if (j.summary->last_collective_s > 0) {
+            lj->has_iteration_start_s = 1;
+            lj->iteration_start_s = j.summary->last_collective_s;
+        }
     }
     lj->has_uplink_load = 1;
     lj->uplink_load = j.uplink_load;

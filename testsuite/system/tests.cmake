@@ -44,7 +44,7 @@ set_tests_properties(eval.battery-compare PROPERTIES TIMEOUT 30)
 # dir and ports; the lock keeps their timing-sensitive parts apart on the
 # shared 2-core machine. Exit 77 = skipped.
 set(_daemons ${HARMONICS_SRCDIR}/testsuite/system/daemons)
-foreach(_t basic coordd_restart security badframes conflict adopt groups free_rider measuring absorb lock owners outrun family_outrun family_far replan gate_waits)
+foreach(_t basic coordd_restart security badframes conflict adopt groups free_rider measuring absorb lock owners outrun family_outrun family_far replan gate_waits standing)
   add_test(daemons.${_t} ${_daemons}/daemons_${_t}.sh ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR})
   set_tests_properties(daemons.${_t} PROPERTIES TIMEOUT 120 RESOURCE_LOCK harmonics_daemons
     SKIP_RETURN_CODE 77)

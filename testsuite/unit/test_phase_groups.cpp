@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -140,6 +141,47 @@ TEST(PhaseGroups, NoFamilyWhereItsPeriodCostsMoreThanRunningFree) {
     // enough: the same three rings form their family.
     for (JobProfile& j : jobs) j = f.job(j.id, 0.100, 0.040, {0, 1});
     plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, 0);
+    EXPECT_EQ(plan.families.size(), 1u) << plan.explain;
+}
+
+// Where the rings' bursts stand now (their latest collectives) decides
+// what running free costs them. Three rings of one rack pair whose 40 ms
+// bursts sit a third of a period apart never load its uplinks past
+// capacity (two at half of it, at most): running free costs them nothing,
+// and no family is formed where the queueing estimate formed one. The same
+// rings at one phase overload the uplinks on every burst (a third of each
+// burst lost, 13 % of the period) and form it. One ring whose phase is not
+// known leaves the queueing estimate to judge them all.
+TEST(PhaseGroups, WhatRunningFreeCostsIsWhereTheBurstsStand) {
+    FourRacks f;
+    const double now = 10.0;
+    auto rings = [&](std::vector<double> last) {
+        std::vector<JobProfile> jobs;
+        for (JobId id = 1; id <= 3; ++id) {
+            jobs.push_back(f.job(id, 0.100, 0.040, {0, 1}));
+            jobs.back().last_collective_s = last[id - 1];
+        }
+        return jobs;
+    };
+    const double inf = -std::numeric_limits<double>::infinity();
+    std::vector<JobProfile> apart = rings({now - 0.1, now - 0.1 + 0.0333, now - 0.1 + 0.0667});
+    PhaseGroupPlan plan = plan_phase_groups(f.topo, apart, all_of(apart), {}, owners_of(apart), PhaseGroupOptions{}, now);
+    EXPECT_TRUE(plan.families.empty()) << plan.explain;
+    EXPECT_TRUE(plan.refused.empty()) << plan.explain;
+    EXPECT_NE(plan.explain.find("members=3 not formed: it would stretch them 1.0 %, running free costs them 0.0 % "
+                                "(3 as their bursts stand)"),
+              std::string::npos)
+        << plan.explain;
+    PhaseGroupOptions queueing;
+    queueing.standing_periods = 0;
+    plan = plan_phase_groups(f.topo, apart, all_of(apart), {}, owners_of(apart), queueing, now);
+    EXPECT_EQ(plan.families.size(), 1u) << plan.explain;
+    std::vector<JobProfile> together = rings({now - 0.1, now - 0.1, now - 0.1});
+    plan = plan_phase_groups(f.topo, together, all_of(together), {}, owners_of(together), PhaseGroupOptions{}, now);
+    ASSERT_EQ(plan.families.size(), 1u) << plan.explain;
+    EXPECT_EQ(plan.families[0].dirty, 0);
+    std::vector<JobProfile> one_unknown = rings({now - 0.1, now - 0.1 + 0.0333, inf});
+    plan = plan_phase_groups(f.topo, one_unknown, all_of(one_unknown), {}, owners_of(one_unknown), PhaseGroupOptions{}, now);
     EXPECT_EQ(plan.families.size(), 1u) << plan.explain;
 }
 

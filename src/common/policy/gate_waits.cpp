@@ -32,14 +32,16 @@ double next_collective_s(const JobProfile& job, double now_s) {
     return first_at_or_after(job.last_collective_s, period, now_s);
 }
 
+double next_release_s(const JobProfile& job, const JobDecision* previous, double now_s) {
+    const bool gated = previous && previous->gated && previous->period_s > 0;
+    return gated ? first_at_or_after(previous->origin_s + previous->shift_s, previous->period_s, now_s)
+                 : next_collective_s(job, now_s);
+}
+
 double first_slot_wait_s(const JobProfile& job, const JobDecision* previous, double phase_s, double period_s,
                          double now_s) {
     if (period_s <= 0) return 0;
-    // Where its next collective goes now: its old gate's next slot, or
-    // where it comes running free.
-    const bool gated = previous && previous->gated && previous->period_s > 0;
-    const double from = gated ? first_at_or_after(previous->origin_s + previous->shift_s, previous->period_s, now_s)
-                              : next_collective_s(job, now_s);
+    const double from = next_release_s(job, previous, now_s);
     if (from < 0) return period_s / 2;
     const double wait = wrap(phase_s - from, period_s);
     // Equal within rounding: the same slot.

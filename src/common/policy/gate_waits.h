@@ -18,6 +18,11 @@ namespace harmonics {
 // at or after `now_s`); < 0 when its hooks gave no latest collective.
 double next_collective_s(const JobProfile& job, double now_s);
 
+// Where `job`'s next collective goes if nothing changes: its old gate's
+// next slot at or after `now_s` (`previous` gated), else its next collective
+// running free; < 0 when that is not known.
+double next_release_s(const JobProfile& job, const JobDecision* previous, double now_s);
+
 // The wait until the first slot of a gate at `phase_s` + k · `period_s`
 // (absolute) for `job`, whose decision so far is `previous` (nullptr: none).
 // A job gated before goes at its old slot and waits from there; a free one

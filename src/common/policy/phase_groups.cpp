@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "policy/gate_waits.h"
 #include "policy/phase_planner.h"
 
 namespace harmonics {
@@ -33,6 +34,7 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
                                  double now_s) {
     PhaseGroupPlan plan;
     Planner pl(topo, jobs, opts);
+    pl.set_phases(previous, now_s);
     // How many of n members a family may leave overloaded.
     auto allowed = [&](size_t n) { return opts.max_dirty_share * double(n) + kEps; };
     // Whether job i may take period P: its target fits under P, within max_stretch.
@@ -253,18 +255,30 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         }
         if (owned_by.size() == 1) continue;   // one owner plans them all, more finely
         if (opts.free_running_factor > 0) {
-            double stretch = 0, free = 0;
+            // What running free costs each member: as their bursts stand
+            // where every job on its links has a phase, else the queueing
+            // estimate (low: hence the factor).
+            double stretch = 0, free = 0, bound = 0;
+            int standing = 0;
             for (size_t i : members) {
                 stretch += pl.stretch(i, P);
-                free += pl.free_slowdown(i);
+                const double left = time_left_s(jobs[i], now_s);
+                const double horizon = opts.standing_periods * pl.target(i);
+                const double c =
+                    opts.standing_periods > 0 ? pl.standing_slowdown(i, left > 0 ? std::min(left, horizon) : horizon) : -1;
+                const double q = c >= 0 ? c : pl.free_slowdown(i);
+                standing += c >= 0;
+                free += q;
+                bound += c >= 0 ? c : opts.free_running_factor * q;
             }
-            if (stretch > opts.free_running_factor * free + kEps) {
-                char line[200];
+            if (stretch > bound + kEps) {
+                char line[240];
                 std::snprintf(line, sizeof line,
                               "phase family P=%.1fms windows=%d members=%zu not formed: it would stretch them %.1f %%, "
-                              "running free costs them %.1f %%\n",
+                              "running free costs them %.1f %%%s\n",
                               P * 1e3, K, members.size(), 100 * stretch / double(members.size()),
-                              100 * free / double(members.size()));
+                              100 * free / double(members.size()),
+                              standing > 0 ? (" (" + std::to_string(standing) + " as their bursts stand)").c_str() : "");
                 plan.explain += line;
                 continue;
             }

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "policy/free_running.h"
+#include "policy/gate_waits.h"
 #include "policy/slot_grid.h"
 
 namespace harmonics::phase {
@@ -56,6 +57,60 @@ double Planner::free_slowdown(size_t i) const {
         }
         for (size_t k = 0; k < on.size(); ++k)
             if (on[k].first == i) worst = std::max(worst, it->second[k]);
+    }
+    return worst;
+}
+
+void Planner::set_phases(const std::map<JobId, JobDecision>& previous, double now_s) {
+    now_s_ = now_s;
+    next_burst_.assign(jobs_.size(), -1);
+    burst_period_.assign(jobs_.size(), 0);
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+        auto p = previous.find(jobs_[j].id);
+        const JobDecision* d = p != previous.end() ? &p->second : nullptr;
+        next_burst_[j] = next_release_s(jobs_[j], d, now_s);
+        burst_period_[j] = d && d->gated && d->period_s > 0 ? d->period_s
+                           : jobs_[j].measured_period_s > 0 ? jobs_[j].measured_period_s
+                                                            : rhythm_[j].T;
+    }
+}
+
+double Planner::standing_slowdown(size_t i, double horizon_s) const {
+    if (next_burst_.size() != jobs_.size() || next_burst_[i] < 0) return -1;
+    const double end = now_s_ + horizon_s;
+    double worst = 0;
+    for (const auto& [l, mine] : rhythm_[i].links) {
+        if (peak_sum_.at(l) <= 1 + kEps) continue;
+        // Every burst on the link within the horizon: (start, +peak), (end, -peak).
+        std::vector<std::pair<double, double>> ev;
+        for (const auto& [j, f] : on_link_.at(l)) {
+            if (j == i) continue;
+            if (next_burst_[j] < 0) return -1;
+            const double p = burst_period_[j], w = rhythm_[j].window;
+            if (p <= 0 || w <= 0) continue;
+            for (double t = next_burst_[j] - p; t < end; t += p) {   // the one running now too
+                ev.emplace_back(t, f);
+                ev.emplace_back(t + w, -f);
+            }
+        }
+        std::sort(ev.begin(), ev.end());
+        // Job i's bursts: the share of each lost where its link is over capacity.
+        // One sweep: job i's bursts come in order and never overlap (w < p).
+        double lost = 0, other = 0;
+        int bursts = 0;
+        size_t k = 0;
+        const double p = burst_period_[i], w = rhythm_[i].window;
+        for (double s = next_burst_[i]; s < end && p > 0; s += p, ++bursts) {
+            for (; k < ev.size() && ev[k].first <= s; ++k) other += ev[k].second;
+            for (double t = s; t < s + w;) {
+                const double next = k < ev.size() ? std::min(ev[k].first, s + w) : s + w;
+                const double load = mine + other;
+                if (load > 1 + kEps) lost += (next - t) * (1 - 1 / load);
+                t = next;
+                if (k < ev.size() && ev[k].first < s + w) other += ev[k++].second;
+            }
+        }
+        if (bursts > 0) worst = std::max(worst, lost / (bursts * rhythm_[i].T));
     }
     return worst;
 }

@@ -43,6 +43,16 @@ public:
     // at its own rhythm (policy/free_running.h), the worst of its links.
     // Each link's estimate is computed once, for all its jobs.
     double free_slowdown(size_t i) const;
+    // Where each job's bursts stand now: its next one (its old gate's next
+    // slot, or one measured period after its latest collective) and its
+    // period; a job whose hooks gave no latest collective has none.
+    void set_phases(const std::map<JobId, JobDecision>& previous, double now_s);
+    // Job i's slowdown running free as the jobs on its links stand now:
+    // every job's bursts where its phase puts them, over the next `horizon_s`,
+    // each slowed where the link is over capacity (fluid sharing: a burst
+    // goes at 1 / load of its pace there), the lost time over its isolated
+    // period. < 0 where a job on one of its busy links has no phase.
+    double standing_slowdown(size_t i, double horizon_s) const;
     // The peak load a family's members (job, window) put on the links job i crosses.
     double shared_load(size_t i, const std::vector<std::pair<size_t, int>>& seats) const;
 
@@ -114,6 +124,8 @@ private:
     std::unordered_map<LinkId, std::vector<std::pair<size_t, double>>> on_link_;   // (job, peak), job order
     std::mt19937_64 rng_;
     mutable std::unordered_map<LinkId, std::vector<double>> free_on_link_;   // per link, in on_link_ order
+    std::vector<double> next_burst_, burst_period_;   // per job; next_burst_ < 0: not known
+    double now_s_ = 0;
 };
 
 }  // namespace harmonics::phase
