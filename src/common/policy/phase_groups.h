@@ -111,8 +111,8 @@ struct PhaseGroupOptions {
     // at 1,024 nodes, means of seeds 1-5, random +1.44 -> +2.10 %, learnt in
     // four +0.87 -> +2.27 %; gpt3-6.7b at 128 nodes, seeds 1-20, random
     // -0.18 -> +0.05 %, aligned +7.93 -> +8.15 %; the batteries' two-model
-    // pairs lost a little (random +0.028 -> -0.041 %, learnt -0.009 ->
-    // -0.061 %). 5 and 10 periods: less at 128 nodes learnt; 200: less
+    // pairs lost a little (random +0.028 -> +0.006 %, learnt -0.009 ->
+    // -0.060 %). 5 and 10 periods: less at 128 nodes learnt; 200: less
     // everywhere; only jobs within max_stretch of each other's period:
     // the pairs unchanged, the gains gone. 0: the queueing estimate only.
     double standing_periods = 20;
