@@ -219,6 +219,9 @@ bool Coordd::profile_of(const CoordJob& j, JobProfile* p, double* natural_s) con
     // Where its bursts stand: the latest iteration start any leaf saw.
     for (const auto& [leaf, v] : j.views) sum.last_collective_s = std::max(sum.last_collective_s, v.iteration_start_s);
     *p = sched::build_profile(topo_, j.id, j.nodes, lv, sum);
+    // Slurm's end (0: unknown or no limit), as the schedds have it: what
+    // running free is weighed over is no longer than the time it has left.
+    p->end_s = j.end_time_s;
     if (natural_s) *natural_s = sched::natural_period_s(sum);
     return sum.period_s > 0 && !sum.phases.empty();
 }

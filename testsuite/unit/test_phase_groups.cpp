@@ -185,6 +185,25 @@ TEST(PhaseGroups, WhatRunningFreeCostsIsWhereTheBurstsStand) {
     EXPECT_EQ(plan.families.size(), 1u) << plan.explain;
 }
 
+// Two rings at the whole uplink, half a period apart, one 3 % faster: they
+// meet after four periods. Over their next twenty that costs them more than a
+// shared period would; ending within two, running free costs them nothing
+// (coordd gives the policy Slurm's end, as the simulator does).
+TEST(PhaseGroups, RunningFreeIsWeighedOverTheTimeTheMembersHaveLeft) {
+    FourRacks f;
+    const double now = 10.0;
+    std::vector<JobProfile> jobs = {f.job(1, 0.100, 0.040, {0, 1}, 1.0), f.job(2, 0.097, 0.040, {0, 1}, 1.0)};
+    jobs[0].last_collective_s = now - 0.1;
+    jobs[1].last_collective_s = now - 0.05;
+    PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, now);
+    EXPECT_EQ(plan.families.size(), 1u) << plan.explain;
+    for (JobProfile& j : jobs) j.end_s = now + 0.15;
+    plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, now);
+    EXPECT_TRUE(plan.families.empty()) << plan.explain;
+    EXPECT_NE(plan.explain.find("running free costs them 0.0 % (2 as their bursts stand)"), std::string::npos)
+        << plan.explain;
+}
+
 TEST(PhaseGroups, PeriodsTooFarApartMakeSeparateFamilies) {
     FourRacks f;
     // Three rings at 100 ms and three at 150 ms, each set on one rack pair

@@ -205,14 +205,16 @@ ring_hook() {
 
 # run_two_node_jobs DURATION_S: jobs ${!NODES[@]}, each one rank on each of
 # its two nodes ("nA nB" in NODES[job]) with the phase options PHASE[job],
-# announced to coordd first; waits for every hook, whose output (with
-# --history) is in $T/hJOB-a.out and $T/hJOB-b.out.
+# announced to coordd first (with the notify options NOTIFY_OPTS, if set);
+# waits for every hook, whose output (with --history) is in $T/hJOB-a.out and
+# $T/hJOB-b.out.
 run_two_node_jobs() {
     local dur=$1 j hooks=() h
     RUN_S=$dur
     for j in $(printf "%s\n" "${!NODES[@]}" | sort -n); do
         set -- ${NODES[$j]}
-        "$HX_CLIENT" notify "$T/coordd.sock" --jobs $j --job-uid 0 --nodes "$1,$2" >/dev/null || fail "notify job $j"
+        "$HX_CLIENT" notify "$T/coordd.sock" --jobs $j --job-uid 0 --nodes "$1,$2" ${NOTIFY_OPTS:-} >/dev/null ||
+            fail "notify job $j"
     done
     for j in $(printf "%s\n" "${!NODES[@]}" | sort -n); do
         set -- ${NODES[$j]}
