@@ -77,6 +77,14 @@ std::vector<JobProfile> six_pairs(const FourRacks& f, double T, double comm_s) {
     return jobs;
 }
 
+// No family formed, none refused (its jobs stay with their owners), and the
+// plan says why.
+void expect_not_formed(const PhaseGroupPlan& plan, const std::string& why) {
+    EXPECT_TRUE(plan.families.empty()) << plan.explain;
+    EXPECT_TRUE(plan.refused.empty()) << plan.explain;
+    EXPECT_NE(plan.explain.find(why), std::string::npos) << plan.explain;
+}
+
 }  // namespace
 
 TEST(PhaseGroups, WindowsKeepEveryUplinkWithinCapacity) {
@@ -166,12 +174,8 @@ TEST(PhaseGroups, WhatRunningFreeCostsIsWhereTheBurstsStand) {
     const double inf = -std::numeric_limits<double>::infinity();
     std::vector<JobProfile> apart = rings({now - 0.1, now - 0.1 + 0.0333, now - 0.1 + 0.0667});
     PhaseGroupPlan plan = plan_phase_groups(f.topo, apart, all_of(apart), {}, owners_of(apart), PhaseGroupOptions{}, now);
-    EXPECT_TRUE(plan.families.empty()) << plan.explain;
-    EXPECT_TRUE(plan.refused.empty()) << plan.explain;
-    EXPECT_NE(plan.explain.find("members=3 not formed: it would stretch them 1.0 %, running free costs them 0.0 % "
-                                "(3 as their bursts stand)"),
-              std::string::npos)
-        << plan.explain;
+    expect_not_formed(plan, "members=3 not formed: it would stretch them 1.0 %, running free costs them 0.0 % "
+                            "(3 as their bursts stand)");
     PhaseGroupOptions queueing;
     queueing.standing_periods = 0;
     plan = plan_phase_groups(f.topo, apart, all_of(apart), {}, owners_of(apart), queueing, now);
@@ -202,6 +206,31 @@ TEST(PhaseGroups, RunningFreeIsWeighedOverTheTimeTheMembersHaveLeft) {
     EXPECT_TRUE(plan.families.empty()) << plan.explain;
     EXPECT_NE(plan.explain.find("running free costs them 0.0 % (2 as their bursts stand)"), std::string::npos)
         << plan.explain;
+}
+
+// Three rings at one phase, at 35 % of the uplink each, meet on every burst,
+// a little over capacity: a family saves them that. Ending three periods
+// from now, the wait for the second window's first slot (half a period)
+// costs more than it saves over the time they have left: no family. With
+// no end known, or the waits not charged (ChargeWaits=no), one.
+TEST(PhaseGroups, AFamilyWhoseFirstSlotsCostMoreThanItSavesIsNotFormed) {
+    FourRacks f;
+    const double now = 10.0;
+    std::vector<JobProfile> jobs;
+    for (JobId id = 1; id <= 3; ++id) {
+        jobs.push_back(f.job(id, 0.100, 0.040, {0, 1}, 0.35));
+        jobs.back().last_collective_s = now - 0.1;
+    }
+    PhaseGroupPlan plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, now);
+    ASSERT_EQ(plan.families.size(), 1u) << plan.explain;
+    for (JobProfile& j : jobs) j.end_s = now + 0.3;
+    plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), PhaseGroupOptions{}, now);
+    expect_not_formed(plan, "members=3 not formed: it would stretch them 1.0 % and its first slots 5.7 %, running "
+                            "free costs them 1.9 % (3 as their bursts stand)");
+    PhaseGroupOptions uncharged;
+    uncharged.charge_waits = false;
+    plan = plan_phase_groups(f.topo, jobs, all_of(jobs), {}, owners_of(jobs), uncharged, now);
+    EXPECT_EQ(plan.families.size(), 1u) << plan.explain;
 }
 
 TEST(PhaseGroups, PeriodsTooFarApartMakeSeparateFamilies) {

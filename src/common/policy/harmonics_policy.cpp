@@ -68,6 +68,7 @@ PhaseGroupOptions phase_group_options(const PolicyOptions& opts, const LocalTuni
     g.max_stretch = tuning.max_stretch;
     g.overload_stretch = 2 * tuning.max_stretch;   // MaxStretch=1 (none) stays none
     g.keep_tolerance = tuning.keep_tolerance;
+    g.charge_waits = tuning.charge_waits;
     g.seed = opts.seed;
     return g;
 }

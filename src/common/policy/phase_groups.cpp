@@ -114,6 +114,36 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
         return r;
     };
 
+    // What the members' first slots in family f cost them: each one's wait
+    // for its window (from its old gate's slot, or its next collective
+    // running free) over its time left, summed.
+    auto first_waits = [&](const PhaseFamily& f, const std::vector<size_t>& members, const std::vector<int>& win) {
+        double sum = 0;
+        for (size_t m = 0; m < members.size(); ++m) {
+            const JobProfile& job = jobs[members[m]];
+            const JobDecision d = pl.decision(f, win[m]);
+            auto p = previous.find(job.id);
+            const double w = first_slot_wait_s(job, p != previous.end() ? &p->second : nullptr, d.origin_s + d.shift_s,
+                                               d.period_s, now_s);
+            sum += wait_charge(job, w, now_s);
+        }
+        return sum;
+    };
+
+    // The log line of a new family not formed: what it would cost its n
+    // members (stretch, and first waits where >= 0) against running free,
+    // all summed over them; `standing` of them judged as their bursts stand.
+    auto not_formed = [](double P, int K, size_t n, double stretch, double waits, double free, int standing) {
+        char waited[64] = "", line[300];
+        if (waits >= 0) std::snprintf(waited, sizeof waited, " and its first slots %.1f %%", 100 * waits / double(n));
+        std::snprintf(line, sizeof line,
+                      "phase family P=%.1fms windows=%d members=%zu not formed: it would stretch them %.1f %%%s, "
+                      "running free costs them %.1f %%%s\n",
+                      P * 1e3, K, n, 100 * stretch / double(n), waited, 100 * free / double(n),
+                      standing > 0 ? (" (" + std::to_string(standing) + " as their bursts stand)").c_str() : "");
+        return std::string(line);
+    };
+
     // Families in force: same period, origin and window count in `previous`.
     using Key = std::tuple<double, double, int>;
     std::map<Key, std::vector<std::pair<size_t, int>>> kept;   // key -> (job, window)
@@ -254,12 +284,12 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
             owned_by.insert(o != owners.end() ? o->second : -1);
         }
         if (owned_by.size() == 1) continue;   // one owner plans them all, more finely
+        double stretch = 0, free = 0, bound = 0;
+        int standing = 0;
         if (opts.free_running_factor > 0) {
             // What running free costs each member: as their bursts stand
             // where every job on its links has a phase, else the queueing
             // estimate (low: hence the factor).
-            double stretch = 0, free = 0, bound = 0;
-            int standing = 0;
             for (size_t i : members) {
                 stretch += pl.stretch(i, P);
                 const double left = time_left_s(jobs[i], now_s);
@@ -272,18 +302,18 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
                 bound += c >= 0 ? c : opts.free_running_factor * q;
             }
             if (stretch > bound + kEps) {
-                char line[240];
-                std::snprintf(line, sizeof line,
-                              "phase family P=%.1fms windows=%d members=%zu not formed: it would stretch them %.1f %%, "
-                              "running free costs them %.1f %%%s\n",
-                              P * 1e3, K, members.size(), 100 * stretch / double(members.size()),
-                              100 * free / double(members.size()),
-                              standing > 0 ? (" (" + std::to_string(standing) + " as their bursts stand)").c_str() : "");
-                plan.explain += line;
+                plan.explain += not_formed(P, K, members.size(), stretch, -1, free, standing);
                 continue;
             }
         }
         Fresh r = fresh(members, P, K);
+        if (opts.charge_waits && opts.free_running_factor > 0) {
+            const double waits = first_waits(r.f, members, r.win);
+            if (stretch + waits > bound + kEps) {
+                plan.explain += not_formed(P, K, members.size(), stretch, waits, free, standing);
+                continue;
+            }
+        }
         if (r.f.dirty > allowed(members.size())) {
             plan.explain += family_line(r.f, 0) + " refused: too many members overload a link\n";
             for (size_t i : members) plan.refused.push_back(jobs[i].id);

@@ -116,6 +116,16 @@ struct PhaseGroupOptions {
     // everywhere; only jobs within max_stretch of each other's period:
     // the pairs unchanged, the gains gone. 0: the queueing estimate only.
     double standing_periods = 20;
+    // A new family is formed only where its members' stretch plus the wait
+    // each one's first slot costs it (over its time left, as the Local
+    // Scheduler charges its plans: policy/gate_waits.h) is at most what
+    // running free costs them. gpt3-6.7b rings (4.5 s periods, 5-19 of
+    // them) gated at random phases wait up to a period, as much as a family
+    // saves them (doc/scale.md, "Stop 48"). Tried before the standing
+    // estimate (stop 47), it lost where the queueing estimate missed the
+    // collisions of an aligned start. Off with ChargeWaits=no, as the
+    // leaves' charge.
+    bool charge_waits = true;
     unsigned seed = 1;
 };
 

@@ -11,7 +11,8 @@
 # they have left: coordd gives the policy Slurm's end time, as the simulator
 # does. Ended (their time limit passed), running free costs them nothing over
 # their next period; with no limit, their next twenty cost more than a shared
-# period, and they form a family.
+# period, and they form a family. At one phase and ended, the waits for a
+# new family's first slots cost them more than it saves: none.
 SRC=$1 BUILD=$2
 . "$SRC/testsuite/system/daemons/lib.sh"
 start_munged
@@ -48,15 +49,16 @@ end_jobs() {
             fail "end job $j"
     done
 }
-# drifting NOTIFY_OPTS BASE: the four rings again, jobs BASE+1 and BASE+4 at
-# 200 ms, BASE+2 and BASE+3 at 194 ms and 100 ms later: 6 ms nearer every
-# period, they meet ten periods in. LINE: coordd's first family line about them.
+# drifting NOTIFY_OPTS BASE [PERIOD OFFSET]: the four rings again, jobs BASE+1
+# and BASE+4 at 200 ms, BASE+2 and BASE+3 at PERIOD (194 ms) and OFFSET
+# (100 ms) later: 6 ms nearer every period, they meet ten periods in. LINE:
+# coordd's first family line about them.
 drifting() {
     local b=$2 j before
     end_jobs
     declare -gA NODES=([$((b + 1))]="n1 n9" [$((b + 2))]="n5 n10" [$((b + 3))]="n2 n13" [$((b + 4))]="n6 n14") PHASE=()
     for j in 1 4; do PHASE[$((b + j))]="$RING --phase-off 0.0"; done
-    for j in 2 3; do PHASE[$((b + j))]="${RING/--period 0.2/--period 0.194} --phase-off 0.1"; done
+    for j in 2 3; do PHASE[$((b + j))]="${RING/--period 0.2/--period ${3:-0.194}} --phase-off ${4:-0.1}"; done
     before=$(wc -l < "$T/coordd.log")
     NOTIFY_OPTS=$1 run_two_node_jobs 4 >/dev/null
     LINE=$(tail -n +$((before + 1)) "$T/coordd.log" | grep -m1 -E 'phase family P=[0-9.]+ms .*members=4 ')
@@ -75,4 +77,11 @@ echo "no limit: $LINE"
 for j in 31 32 33 34; do
     grep -q "job $j joins a phase family" "$T/coordd.log" || fail "job $j, with time left, joined no family"
 done
+# At one phase they meet on every burst: a family would save them that, but
+# past their end (a period left) the waits for their windows' first slots
+# cost more (PhaseGroupOptions::charge_waits).
+drifting "--end-in 0.2" 40 0.2 0.0
+echo "one phase, ended: $LINE"
+echo "$LINE" | grep -Eq 'members=4 not formed: it would stretch them [0-9.]+ % and its first slots [0-9.]+ %' ||
+    fail "rings past their end formed a family whose first slots cost more than it saves: $LINE"
 echo PASS
