@@ -58,4 +58,11 @@ double wait_charge(const JobProfile& job, double wait_s, double now_s) {
     return left > 0 ? wait_s / left : 0;
 }
 
+double first_wait_charge(const JobProfile& job, const std::map<JobId, JobDecision>& previous, double phase_s,
+                         double period_s, double now_s) {
+    auto p = previous.find(job.id);
+    const double wait = first_slot_wait_s(job, p != previous.end() ? &p->second : nullptr, phase_s, period_s, now_s);
+    return wait_charge(job, wait, now_s);
+}
+
 }  // namespace harmonics

@@ -8,6 +8,8 @@
 // (LocalTuning::charge_waits).
 #pragma once
 
+#include <map>
+
 #include "model/job.h"
 #include "policy/policy.h"
 
@@ -40,5 +42,12 @@ double time_left_s(const JobProfile& job, double now_s);
 // predicted cost (slowdown summed over jobs): a wait w over a remaining life
 // R lengthens the job by w / R of it. 0 when the time left is not known.
 double wait_charge(const JobProfile& job, double wait_s, double now_s);
+
+// What a gate at `phase_s` + k · `period_s` costs `job` once: its first
+// slot's wait (first_slot_wait_s, from its decision in `previous` if it has
+// one) as a wait_charge. The Local Scheduler's plans and new phase families
+// are charged the same.
+double first_wait_charge(const JobProfile& job, const std::map<JobId, JobDecision>& previous, double phase_s,
+                         double period_s, double now_s);
 
 }  // namespace harmonics

@@ -253,12 +253,8 @@ double first_slot_charge(const Built& b, const std::vector<int>& shift, const Le
     for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
         const SlotJob& j = b.sp.jobs[k];
         if (j.fixed_shift >= 0 || k == not_held) continue;
-        const JobProfile& job = problem.jobs[b.job_of[k]];
-        auto p = problem.previous.find(job.id);
-        const double wait = first_slot_wait_s(job, p != problem.previous.end() ? &p->second : nullptr,
-                                              (b.origin + shift[k]) * b.sp.slot_s, j.period_slots * b.sp.slot_s,
-                                              problem.now_s);
-        charge += wait_charge(job, wait, problem.now_s);
+        charge += first_wait_charge(problem.jobs[b.job_of[k]], problem.previous, (b.origin + shift[k]) * b.sp.slot_s,
+                                    j.period_slots * b.sp.slot_s, problem.now_s);
     }
     return charge;
 }

@@ -120,12 +120,8 @@ PhaseGroupPlan plan_phase_groups(const Topology& topo, const std::vector<JobProf
     auto first_waits = [&](const PhaseFamily& f, const std::vector<size_t>& members, const std::vector<int>& win) {
         double sum = 0;
         for (size_t m = 0; m < members.size(); ++m) {
-            const JobProfile& job = jobs[members[m]];
             const JobDecision d = pl.decision(f, win[m]);
-            auto p = previous.find(job.id);
-            const double w = first_slot_wait_s(job, p != previous.end() ? &p->second : nullptr, d.origin_s + d.shift_s,
-                                               d.period_s, now_s);
-            sum += wait_charge(job, w, now_s);
+            sum += first_wait_charge(jobs[members[m]], previous, d.origin_s + d.shift_s, d.period_s, now_s);
         }
         return sum;
     };
