@@ -541,7 +541,12 @@ void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, 
     // for up to `rounds` - 1 rounds, the gated jobs searched again around
     // that point, until their delays fit their slack (the locked job's own
     // delay is its lead, by definition). Empty when it does not settle so.
-    auto settle = [&](std::vector<int>& shift, int rounds) -> std::string {
+    // `as_decided`: the slack also as the coordinator will measure the plan
+    // (past_slack_as_decided). Not for last epoch's lock kept as it stands:
+    // that view's window starts now, its figure moves from epoch to epoch,
+    // and a kept lock so checked was dropped and taken again by turns, each
+    // time moving the jobs (doc/scale.md, "Stop 49").
+    auto settle = [&](std::vector<int>& shift, int rounds, bool as_decided = true) -> std::string {
         SlotProblem around = b.sp;
         std::string why;
         for (int round = 0; round < rounds; ++round) {
@@ -566,7 +571,7 @@ void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, 
                     delay[k] > tuning_.slack_margin * (j.period_slots * around.slot_s - j.isolated_period_s) + 1e-12)
                     why = "job " + std::to_string(j.id) + " past its slack";
             }
-            if (why.empty()) why = past_slack_as_decided(*this, topo, problem, b, shift, measuring);
+            if (why.empty() && as_decided) why = past_slack_as_decided(*this, topo, problem, b, shift, measuring);
             if (why.empty() || round + 1 == rounds) break;
             around.jobs[m].fixed_shift = shift[m];
             shift = search(around, tuning_, opts_.local_budget_s * 0.1, &shift, &st).shift;
@@ -593,7 +598,7 @@ void LocalScheduler::try_lock(const Topology& topo, const LeafProblem& problem, 
     auto p = problem.previous.find(measuring);
     const bool was_locked = p != problem.previous.end() && p->second.gated &&
                             std::all_of(previous.begin(), previous.end(), [](int x) { return x >= 0; });
-    if (was_locked && settle(previous, 1).empty() &&
+    if (was_locked && settle(previous, 1, false).empty() &&
         (!why.empty() || score(shift) >= score(previous) - opts_.change_threshold)) {
         shift = previous;
         why.clear();
