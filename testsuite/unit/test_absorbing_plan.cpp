@@ -337,16 +337,17 @@ TEST(LockPlan, TheLockIsCheckedAsTheCoordinatorSeesItDecided) {
 
 
 TEST(LockPlan, ALockKeptAsItStandsIsNotCheckedAsDecided) {
-    // The five rings each a little off their model's pace (as measured on a
-    // real cluster), BERT-large 5 measuring. The decided view's window starts
-    // at the epoch, so its figure for one plan moves from epoch to epoch: a
-    // kept lock checked so was dropped for the absorbing plan and taken
-    // again by turns, every time moving the jobs (1.192); kept as it stands
-    // while it settles on its own hyperperiod, 1.075 (fair 1.119).
+    // The five rings each at a pace of its own, 0.99-1.02 of its model's
+    // (compute and collectives alike), BERT-large 5 measuring. The decided
+    // view's window starts at the epoch, so its figure for one plan moves
+    // from epoch to epoch: a kept lock checked so was dropped for the
+    // absorbing plan and taken again by turns, every time moving the jobs
+    // (1.197, fair 1.152); kept as it stands while it settles on its own
+    // hyperperiod, 1.046.
     sim::Scenario s = sim::builtin_scenario("testbed-paper");
     std::vector<sim::SimJob> jobs = testbed_with_measuring(s, 5);
-    const double pace[] = {0.99896445138888856, 0.97843782445305416, 1.0032139180867803, 1.0056374379615789,
-                           1.0299805019504384};
+    const double pace[] = {0.99449575028668546, 1.0105404312693724, 1.0204691182104395, 0.99216812629300866,
+                           0.99321708258678176};
     for (size_t k = 0; k < jobs.size(); ++k) {
         JobProfile& j = jobs[k].profile;
         j.compute_s *= pace[k];
@@ -354,8 +355,10 @@ TEST(LockPlan, ALockKeptAsItStandsIsNotCheckedAsDecided) {
         for (CommPhase& p : j.phases) {
             p.alone_s *= pace[k];
             p.start_offset_s *= pace[k];
+            p.bytes_per_edge *= pace[k];
         }
     }
     const double fair = simulated(s, jobs, make_policy("fair", as_simulated()));
-    EXPECT_LT(simulated(s, jobs, make_harmonics_policy(as_simulated())), fair - 0.03);
+    EXPECT_LT(simulated(s, jobs, make_harmonics_policy(as_simulated())), fair - 0.03) << "fair " << fair;
 }
+
