@@ -69,6 +69,10 @@ void print_usage() {
         "                         a testbed) begin together (aligned, the default) or each at\n"
         "                         a moment drawn from its first period (random, from --seed),\n"
         "                         as jobs already running at unrelated phases would\n"
+        "  --pace-spread X        each job at a pace of its own: its compute and its\n"
+        "                         collectives (bytes and offsets) times one factor drawn\n"
+        "                         uniformly in 1 +- X (from --seed), as jobs of one model\n"
+        "                         with other batch sizes run; e.g. 0.03\n"
         "  --learn-iterations N   a job runs N iterations free before the policies know it,\n"
         "                         as the daemons learn a job from its hooks' rhythm (4:\n"
         "                         its fifth is the first they gate); default 0: decided\n"
@@ -165,6 +169,7 @@ CliOptions parse_cli(int argc, char** argv) {
             for (const std::string& id : ids) o.measuring_jobs.push_back(static_cast<JobId>(to_long(a, id)));
         }
         else if (a == "--start-phases") o.random_phases = parse_start_phases(value());
+        else if (a == "--pace-spread") o.pace_spread = to_double(a, value());
         else if (a == "--learn-iterations") o.learn_iterations = to_long(a, value());
         else if (a == "--time-limit-factor") o.time_limit_factor = to_double(a, value());
         else if (a == "--oversubscription") o.oversubscription = to_double(a, value());
@@ -181,6 +186,7 @@ CliOptions parse_cli(int argc, char** argv) {
     if (!(o.compute_jitter >= 0 && o.compute_jitter < 1)) throw std::invalid_argument("--compute-jitter must be in [0, 1)");
     if (o.learn_iterations < 0) throw std::invalid_argument("--learn-iterations must be >= 0");
     if (!(o.time_limit_factor >= 0)) throw std::invalid_argument("--time-limit-factor must be >= 0");
+    if (!(o.pace_spread >= 0 && o.pace_spread < 0.5)) throw std::invalid_argument("--pace-spread must be in [0, 0.5)");
     if (!(o.measuring_share >= 0 && o.measuring_share <= 1))
         throw std::invalid_argument("--measuring-share must be in [0, 1]");
     if (o.duration_s == 0 || o.epoch_s == 0 || o.time_limit_s == 0)
@@ -255,6 +261,11 @@ int run(const CliOptions& o) {
     HarmonicsConfig cfg;
     Scenario sc = build_scenario(o, cfg);
     std::vector<SimJob> jobs = prepare_jobs(sc);
+    if (spread_paces(jobs, o.pace_spread, o.seed) > 0) {
+        char what[64];
+        std::snprintf(what, sizeof what, " (each job at its own pace, 1 +- up to %g)", o.pace_spread);
+        sc.description += what;
+    }
     mark_measuring(jobs, o.measuring_share, o.seed);
     mark_measuring_jobs(jobs, o.measuring_jobs);
     if (o.random_phases && spread_start_phases(jobs, sc.topo, o.seed) > 0)

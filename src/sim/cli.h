@@ -30,6 +30,7 @@ struct CliOptions {
     double measuring_share = 0;        // share of the jobs whose hooks only measure (Gate=no)
     std::vector<JobId> measuring_jobs; // and these, by id
     bool random_phases = false;        // jobs starting at 0 start within their first period
+    double pace_spread = 0;            // each job at its own pace, 1 +- up to this share
     long learn_iterations = 0;         // iterations a job runs free before the policies know it
     double time_limit_factor = 2.0;    // each job's time limit, x its isolated runtime (0: none)
     unsigned seed = 1;

@@ -56,6 +56,13 @@ void mark_measuring_jobs(std::vector<SimJob>& jobs, const std::vector<JobId>& id
 // of its own, so the scenario's other draws stay the same). Placements are
 // unchanged: prepare_jobs has already given the nodes. Returns how many moved.
 int spread_start_phases(std::vector<SimJob>& jobs, const Topology& topo, unsigned seed);
+// Each job at a pace of its own, as jobs of one model with other batch sizes
+// or clocks run: its compute, its collectives' offsets and bytes (so their
+// durations) and its profile's isolated period all times one factor drawn
+// uniformly in [1 - spread, 1 + spread] (a stream of `seed` of its own).
+// Returns how many jobs were scaled (none for spread 0); throws
+// std::invalid_argument unless spread is in [0, 0.5).
+int spread_paces(std::vector<SimJob>& jobs, double spread, unsigned seed);
 // --start-phases: true for "random", false for "aligned"; throws
 // std::invalid_argument naming the option for any other word.
 bool parse_start_phases(const std::string& name);

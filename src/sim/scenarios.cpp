@@ -167,6 +167,24 @@ int spread_start_phases(std::vector<SimJob>& jobs, const Topology& topo, unsigne
     return moved;
 }
 
+int spread_paces(std::vector<SimJob>& jobs, double spread, unsigned seed) {
+    if (!(spread >= 0 && spread < 0.5)) throw std::invalid_argument("the pace spread must be in [0, 0.5)");
+    if (spread == 0) return 0;
+    Random rng(0x70616365ULL ^ seed);
+    for (SimJob& j : jobs) {
+        const double x = rng.uniform(1 - spread, 1 + spread);
+        JobProfile& p = j.profile;
+        p.compute_s *= x;
+        p.isolated_period_s *= x;
+        for (CommPhase& c : p.phases) {
+            c.start_offset_s *= x;
+            c.bytes_per_edge *= x;
+            c.alone_s *= x;
+        }
+    }
+    return static_cast<int>(jobs.size());
+}
+
 bool parse_start_phases(const std::string& name) {
     if (name != "aligned" && name != "random")
         throw std::invalid_argument("--start-phases: '" + name + "' is neither aligned nor random");

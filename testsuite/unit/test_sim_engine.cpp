@@ -261,6 +261,41 @@ TEST(SimEngine, AJobThatDoesNotHoldIgnoresItsGate) {
 // instead at moments drawn from their first isolated period, the same ones
 // for the same seed; a job arriving later keeps its arrival, and the
 // simulator counts each job's time from its own start.
+// harmonics-sim --pace-spread X: every job's compute and collectives scaled
+// by one factor within 1 +- X, the same for one seed, the profile's period
+// with them, so the policies' view and the fabric agree.
+TEST(SimEngine, PaceSpreadScalesEachJobAsAWholeWithinTheSpread) {
+    Scenario s = builtin_scenario("testbed-paper");
+    const std::vector<SimJob> base = prepare_jobs(s);
+    std::vector<SimJob> paced = base, again = base, other = base;
+    EXPECT_EQ(spread_paces(paced, 0.03, 7), static_cast<int>(base.size()));
+    spread_paces(again, 0.03, 7);
+    spread_paces(other, 0.03, 8);
+    int differ = 0;
+    for (size_t i = 0; i < base.size(); ++i) {
+        const JobProfile& b = base[i].profile;
+        const JobProfile& p = paced[i].profile;
+        const double x = p.compute_s / b.compute_s;
+        EXPECT_GE(x, 0.97 - 1e-12);
+        EXPECT_LE(x, 1.03 + 1e-12);
+        EXPECT_NEAR(p.isolated_period_s, x * b.isolated_period_s, 1e-12);
+        EXPECT_NEAR(isolated_iteration_s(p, s.topo), x * isolated_iteration_s(b, s.topo), 1e-9) << "job " << b.id;
+        ASSERT_EQ(p.phases.size(), b.phases.size());
+        for (size_t k = 0; k < b.phases.size(); ++k) {
+            EXPECT_NEAR(p.phases[k].bytes_per_edge, x * b.phases[k].bytes_per_edge, 1e-6);
+            EXPECT_NEAR(p.phases[k].alone_s, x * b.phases[k].alone_s, 1e-12);
+        }
+        EXPECT_EQ(again[i].profile.compute_s, p.compute_s);
+        differ += other[i].profile.compute_s != p.compute_s;
+    }
+    EXPECT_GT(differ, 0);
+    std::vector<SimJob> none = base;
+    EXPECT_EQ(spread_paces(none, 0, 7), 0);
+    EXPECT_EQ(none[0].profile.compute_s, base[0].profile.compute_s);
+    EXPECT_THROW(spread_paces(none, 0.5, 7), std::invalid_argument);
+    EXPECT_THROW(spread_paces(none, -0.1, 7), std::invalid_argument);
+}
+
 TEST(SimEngine, RandomStartPhasesMoveOnlyTheJobsAtTimeZeroWithinTheirFirstPeriod) {
     Topology t = two_racks();
     std::vector<SimJob> jobs = {job(1, t, "n1", "n3", 0.1, 0.1, 1 * kGB, 5), job(2, t, "n2", "n4", 0.1, 0.1, 1 * kGB, 5),

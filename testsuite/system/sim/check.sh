@@ -14,6 +14,9 @@
 #   start-phases   --start-phases random starts a busy cluster's running jobs each within
 #                  its first period (none at 0 and none past it), the same for one seed;
 #                  aligned starts them all at 0; another word is refused by name
+#   pace-spread    --pace-spread 0.03 gives each of testbed-paper's jobs a pace of its own
+#                  (isolated periods within 3 % of the model's, no two VGG16s alike), the
+#                  same for one seed, another for another; 0.5 is refused by name
 #   learn-iterations  --learn-iterations 4 (the policies see a job only after four
 #                  iterations, as the daemons learn it) changes harmonics' results on the
 #                  testbed, not fair sharing's (it decides nothing); a negative count and
@@ -201,6 +204,23 @@ start-phases)
   [ "$(cut -d, -f6 "$TMP/r1.csv" | sort -u | wc -l)" -ge 3 ] || fail "random: the starts do not differ"
   if "$SIM" "${args[@]}" --start-phases sideways >/dev/null 2>"$TMP/err"; then fail "sideways accepted"; fi
   grep -q -- "--start-phases: 'sideways'" "$TMP/err" || { cat "$TMP/err"; fail "no named error"; }
+  ;;
+pace-spread)
+  args=(--quiet --scenario testbed-paper --policy fair)
+  "$SIM" "${args[@]}" --csv "$TMP/p0.csv" >/dev/null || fail "run without a spread failed"
+  "$SIM" "${args[@]}" --pace-spread 0.03 --csv "$TMP/p1.csv" >"$TMP/out" || fail "--pace-spread 0.03 failed"
+  "$SIM" "${args[@]}" --pace-spread 0.03 --csv "$TMP/p2.csv" >/dev/null || fail "--pace-spread 0.03 failed"
+  "$SIM" "${args[@]}" --pace-spread 0.03 --seed 2 --csv "$TMP/p3.csv" >/dev/null || fail "--pace-spread seed 2 failed"
+  cmp "$TMP/p1.csv" "$TMP/p2.csv" || fail "paces differ for one seed"
+  ! cmp -s "$TMP/p1.csv" "$TMP/p3.csv" || fail "another seed gave the same paces"
+  # Column 10: isolated_ms, per job in the same order in both files.
+  paste -d, <(cut -d, -f10 "$TMP/p0.csv") <(cut -d, -f10 "$TMP/p1.csv") |
+    awk -F, 'NR > 1 { n++; r = $2 / $1; if (r < 0.97 - 1e-6 || r > 1.03 + 1e-6) bad = 1; if (r != 1) moved++ }
+             END { exit bad || n != 5 || moved != 5 }' || { cat "$TMP/p0.csv" "$TMP/p1.csv"; fail "a pace outside 1 +- 0.03, or unchanged"; }
+  [ "$(awk -F, '$3 == "vgg16" { print $10 }' "$TMP/p1.csv" | sort -u | wc -l)" -eq 3 ] || fail "two VGG16s at one pace"
+  grep -q "each job at its own pace" "$TMP/out" || { cat "$TMP/out"; fail "the scenario line does not say so"; }
+  if "$SIM" "${args[@]}" --pace-spread 0.5 >/dev/null 2>"$TMP/err"; then fail "0.5 accepted"; fi
+  grep -q -- "--pace-spread must be in" "$TMP/err" || { cat "$TMP/err"; fail "no named error"; }
   ;;
 learn-iterations)
   for n in 0 4; do
