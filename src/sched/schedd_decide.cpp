@@ -320,7 +320,7 @@ void Schedd::choose_adoption(const std::vector<JobProfile>& profiles) {
         auto f = pb.fixed.find(p.id);
         if (d == delay.end() || f == pb.fixed.end()) continue;
         const double used = slack_share(d->second, f->second.period_s, iteration_period_s(p));
-        if (used <= margin_of(local_->tuning(), f->second) + 1e-12) continue;
+        if (!past_margin(local_->tuning(), f->second, used)) continue;
         want->adopt = true;
         HLOG_DEBUG("epoch %llu: job %lld runs free here and takes job %lld to %.0f%% of its slack: asking to own it",
                    (unsigned long long)epoch_, (long long)want->id, (long long)p.id, 100 * used);

@@ -255,7 +255,7 @@ bool CoordinationEpoch::resolve_conflicts(ConflictMemory* memory, bool last_pass
             !c->second.gated || !j.holds)   // a locked job's delay is its lock, not a missed slot
             continue;
         const double used = slack_used(j, worst[j.id].first);
-        if (used > margin_of(local_.tuning(), c->second) + 1e-12) over[j.id] = used;
+        if (past_margin(local_.tuning(), c->second, used)) over[j.id] = used;
     }
     if (over.empty()) return false;
     // A guest (an adopted job) gated on the leaf of a conflict leaves first:
@@ -425,7 +425,7 @@ bool CoordinationEpoch::adopt_free_jobs(ConflictMemory* memory) {
             auto d = delay.find(j.id);
             auto f = pb.fixed.find(j.id);
             harmed = harmed || (f != pb.fixed.end() && d != delay.end() &&
-                                slack_used(j, d->second) > margin_of(local_.tuning(), f->second) + 1e-12);
+                                past_margin(local_.tuning(), f->second, slack_used(j, d->second)));
         }
         slowest = std::max(slowest, since(t0));
         leaf_total_s_ += since(t0);

@@ -325,7 +325,7 @@ std::string past_slack_as_decided(const LocalScheduler& local, const Topology& t
     for (const auto& [id, delay] : local.collision_delays(topo, decided)) {
         const JobDecision& d = decided.fixed.at(id);
         if (id != measuring && profile.at(id)->holds &&
-            slack_share(delay, d.period_s, iteration_period_s(*profile.at(id))) > margin_of(local.tuning(), d) + 1e-12)
+            past_margin(local.tuning(), d, slack_share(delay, d.period_s, iteration_period_s(*profile.at(id)))))
             return "job " + std::to_string(id) + " past its slack as decided";
     }
     return "";

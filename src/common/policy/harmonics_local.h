@@ -165,6 +165,14 @@ inline double margin_of(const LocalTuning& t, const JobDecision& d) {
 // misses slots. A job with no slack is past it at any delay, at none not.
 double slack_share(double delay_s, double period_s, double isolated_s);
 
+// Whether a gated job whose collisions take `used` of its slack (slack_share)
+// is past what its decision allows: the one rule by which the coordinator
+// frees or hands over a job, a leaf asks to adopt one, and a new lock plan
+// is refused, so that they agree.
+inline bool past_margin(const LocalTuning& t, const JobDecision& d, double used) {
+    return used > margin_of(t, d) + 1e-12;
+}
+
 // The tuning harmonics.conf sets (MaxStretch, Guard), the rest at defaults:
 // what harmonics-schedd and harmonics-sim both run.
 LocalTuning local_tuning(const PolicyOptions& opts);
