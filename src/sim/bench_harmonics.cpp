@@ -168,6 +168,7 @@ bool parse_tuning(const std::string& text, LocalTuning* t) {
         std::string k = kv.substr(0, eq);
         double v = std::atof(kv.c_str() + eq + 1);
         if (k == "max_stretch") t->max_stretch = v;
+        else if (k == "wide_stretch") t->wide_stretch = v;
         else if (k == "guard") t->guard = v;
         else if (k == "max_gated_residual") t->max_gated_residual = v;
         else if (k == "slack_margin") t->slack_margin = v;

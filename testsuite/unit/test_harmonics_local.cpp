@@ -601,6 +601,9 @@ TEST(LocalScheduler, PlanWhoseCollisionsExceedTheSlackRunsFree) {
     ASSERT_EQ(r.jobs.size(), 2u);
     EXPECT_FALSE(r.jobs.at(1).gated);
     EXPECT_FALSE(r.jobs.at(2).gated);
+    // The harmonic plan places both jobs: no wider stretch is tried for
+    // its collisions (the wide plan is for jobs with no common period).
+    EXPECT_EQ(r.explain.find("wide"), std::string::npos) << r.explain;
 }
 
 TEST(LocalScheduler, PlanWhoseCollisionsFitTheSlackIsGated) {
@@ -621,6 +624,51 @@ TEST(LocalScheduler, PlanWhoseCollisionsFitTheSlackIsGated) {
     // jobs held everywhere to the share at which it would still keep the
     // plan (doubted past take_margin).
     for (const JobProfile& j : jobs) EXPECT_DOUBLE_EQ(r.jobs.at(j.id).slack_margin, LocalTuning().doubt_margin) << j.id;
+}
+
+namespace {
+
+// testbed-paper's five rings, each at its own pace (harmonics-sim
+// --pace-spread 0.03 --seed 1): VGG16s at 110.1, 113.9 and 108.9 ms with 41-43
+// ms bursts, BERT-larges at 171.0 and 171.1 ms with 51 ms, each at half the
+// uplink. Within 5 % of T no period both fits the 108.9 ms ring and shares a
+// hyperperiod with the 171 ms ones.
+std::vector<JobProfile> paced_rings(const Topology& topo, const std::vector<LinkId>& links) {
+    return {periodic_job(topo, 1, 0.11007, 0.0412, links, 0.5), periodic_job(topo, 2, 0.11387, 0.0431, links, 0.5),
+            periodic_job(topo, 3, 0.10890, 0.0411, links, 0.5), periodic_job(topo, 4, 0.17097, 0.0511, links, 0.5),
+            periodic_job(topo, 5, 0.17105, 0.0511, links, 0.5)};
+}
+
+}  // namespace
+
+TEST(LocalScheduler, RingsWithNoCommonPeriodWithinMaxStretchTakeAWiderOne) {
+    Topology topo = two_racks();
+    SwitchId leaf = topo.leaves()[0];
+    const std::vector<JobProfile> jobs = paced_rings(topo, leaf_links(topo, leaf));
+    const LeafProblem pb = leaf_problem(topo, leaf, jobs);
+    // Without the wide plan: the harmonic plan leaves a ring free, and with
+    // it at random phases the others' collisions pass their slack: all free.
+    LocalTuning narrow;
+    narrow.wide_stretch = narrow.max_stretch;
+    const LeafResult free = LocalScheduler(search_options(), narrow).decide(topo, pb);
+    ASSERT_EQ(free.jobs.size(), 5u);
+    EXPECT_EQ(free.free_jobs, 5) << free.explain;
+    // Within twice MaxStretch all five share a hyperperiod (116 / 174 ms: two
+    // rings at a time fill the uplink, and the bursts fit two lanes), taken
+    // because it beats running free with its whole stretch counted.
+    const LeafResult r = LocalScheduler(search_options()).decide(topo, pb);
+    ASSERT_EQ(r.jobs.size(), 5u);
+    const size_t wide = r.explain.find("; wide ");
+    ASSERT_NE(wide, std::string::npos) << r.explain;
+    EXPECT_NE(r.explain.find("chosen", wide), std::string::npos) << r.explain;
+    for (const JobProfile& j : jobs) {
+        const JobDecision& d = r.jobs.at(j.id);
+        ASSERT_TRUE(d.gated) << j.id << ": " << r.explain;
+        EXPECT_GE(d.period_s, j.isolated_period_s) << j.id;
+        EXPECT_LE(d.period_s, j.isolated_period_s * (1 + LocalTuning().guard) * 1.10 + 1e-9) << j.id;
+    }
+    EXPECT_GT(r.jobs.at(3).period_s, jobs[2].isolated_period_s * (1 + LocalTuning().guard) * 1.05) << "beyond MaxStretch";
+    EXPECT_LT(r.judged_cost, free.judged_cost - 0.2) << r.explain;
 }
 
 namespace {
@@ -888,9 +936,21 @@ TEST(LocalScheduler, RingsThatSlideThroughEachOtherMissSlotsAndAreNotGated) {
     EXPECT_NE(r.explain.find("drift 0."), std::string::npos) << r.explain;
     EXPECT_NE(r.explain.find("chosen"), std::string::npos) << r.explain;
     EXPECT_TRUE(r.jobs.at(1).gated && r.jobs.at(2).gated) << r.explain;
-    // With the gate replayed the drift plan is past the slack: the leaf runs free.
-    r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
+    // With the gate replayed the drift plan is past the slack: within
+    // MaxStretch the leaf runs free.
+    LocalTuning narrow;
+    narrow.wide_stretch = narrow.max_stretch;
+    r = LocalScheduler(search_options(), narrow).decide(topo, leaf_problem(topo, leaf, jobs));
     EXPECT_EQ(r.explain.find("chosen"), std::string::npos) << r.explain;
     EXPECT_NE(r.explain.find("rejected: collisions miss slots"), std::string::npos) << r.explain;
     for (const JobProfile& j : jobs) EXPECT_FALSE(r.jobs.at(j.id).gated) << j.id << ": " << r.explain;
+    // The harmonic plan left ViT-B/16 free: within twice MaxStretch the four
+    // share a hyperperiod with no collision left, and that plan is taken.
+    r = LocalScheduler(search_options()).decide(topo, leaf_problem(topo, leaf, jobs));
+    EXPECT_NE(r.explain.find("rejected: collisions miss slots"), std::string::npos) << r.explain;
+    const size_t wide = r.explain.find("; wide ");
+    ASSERT_NE(wide, std::string::npos) << r.explain;
+    EXPECT_NE(r.explain.find("chosen", wide), std::string::npos) << r.explain;
+    for (const JobProfile& j : jobs) EXPECT_TRUE(r.jobs.at(j.id).gated) << j.id << ": " << r.explain;
+    EXPECT_LE(r.predicted_cost, stretch_of(r, jobs) + 1e-9) << r.explain;
 }

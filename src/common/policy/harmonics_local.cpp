@@ -1,6 +1,7 @@
 // Harmonics' Local Scheduler: searches the leaf's plans (leaf_plans.h),
 // judges them against running free (slack rule, change threshold, the
-// absorbing and lock plans for jobs that never hold), and keeps last epoch's
+// absorbing and lock plans for jobs that never hold, the wide plan for jobs
+// with no common period within MaxStretch), and keeps last epoch's
 // schedule unless the new one is predicted to be better by more than the
 // change threshold.
 #include "policy/harmonics_local.h"
@@ -358,11 +359,13 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
     Plans plans = builder.build();
     Built absorbing;   // searched only when the harmonic plan meets measuring jobs past the slack
     Searched absorbing_search;
+    Built wide;   // searched only when the harmonic plan leaves owned jobs free and nothing is taken
+    Searched wide_search;
     const double thr = opts_.change_threshold;
     SearchStats st;
     st.work_per_s = opts_.search_work_per_s;
-    // The searches get 60% of the leaf's budget (90% when an absorbing plan
-    // is searched too); building the plans is the rest.
+    // The searches get 60% of the leaf's budget (90% when an absorbing or a
+    // wide plan is searched too); building the plans is the rest.
     // A gated plan costs at least its stretch: when running free is already
     // cheaper than that (with the change threshold in the gated plan's
     // favour), the plan is not searched at all.
@@ -460,6 +463,25 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
                 if (judge(absorbing, absorbing_search, tuning_.absorb_collision_weight, v) == Verdict::Taken) v += " chosen";
             }
             res.explain += "; absorbing " + v;
+        }
+        // No common period within max_stretch for every owned job, the
+        // harmonic plan searched (its stretch alone did not already lose to
+        // running free) and nothing taken: periods within wide_stretch that
+        // place more of the jobs, the stretch counted in full and the
+        // collisions twice, may still beat running free (rings of one model
+        // at paces of their own; doc/scale.md, "Stop 50"). The third search's share of the budget
+        // goes to this plan or the absorbing one, never both.
+        if (!chosen && h.open && !absorbing_search.open && !plans.harmonic.free_owned.empty() &&
+            tuning_.wide_stretch > tuning_.max_stretch) {
+            LocalTuning wider = tuning_;
+            wider.max_stretch = tuning_.wide_stretch;
+            wide = LeafBuilder(opts_, wider, topo, problem).harmonic_with_floors(std::vector<double>(problem.jobs.size(), 0));
+            std::string v = "not searched";
+            if (wide.free_owned.size() < plans.harmonic.free_owned.size() && worth(wide)) {
+                wide_search = search_plan(wide, tuning_, opts_.local_budget_s * 0.3, thr, &st, problem.previous);
+                if (judge(wide, wide_search, tuning_.absorb_collision_weight, v) == Verdict::Taken) v += " chosen";
+            }
+            res.explain += "; wide " + v;
         }
     } else {
         res.optimal = true;

@@ -48,6 +48,19 @@ struct LeafResult {
 // evaluation uses.
 struct LocalTuning {
     double max_stretch = 0.05;        // a harmonic period may exceed T_j by at most this fraction
+    // ... except in the wide plan: when within max_stretch some owned job has
+    // no common period with the others and no plan is taken, the harmonic
+    // plan again with periods up to this fraction over T_j (placing more of
+    // the jobs), judged like the harmonic plan, its stretch counted in full
+    // and its collisions absorb_collision_weight times (a fallback must be
+    // clearly better: at weight 1, plans predicted 1 % better than running
+    // free were taken and dropped again at 128 nodes). Rings of one model at
+    // paces of their own, 0.97-1.03 of it, find no common period within 5 %
+    // and ran free; within 10 % (twice MaxStretch, local_tuning)
+    // testbed-paper's mean slowdown, seeds 1-30, fell from 1.120 to 1.081
+    // against fair sharing's 1.127 (doc/scale.md, "Stop 50"). At most
+    // max_stretch: no wide plan.
+    double wide_stretch = 0.10;
     double keep_tolerance = 0.03;     // measured-period noise kept plans ride out (here and in optimal.cpp)
     double guard = 0.01;              // periods get this much slack over T_j: a gate missed by a hair
                                       // costs a whole period, and measured periods jitter

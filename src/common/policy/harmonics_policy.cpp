@@ -76,6 +76,7 @@ PhaseGroupOptions phase_group_options(const PolicyOptions& opts, const LocalTuni
 LocalTuning local_tuning(const PolicyOptions& opts) {
     LocalTuning t;
     t.max_stretch = opts.max_stretch;
+    t.wide_stretch = 2 * opts.max_stretch;   // MaxStretch=1 (none): no wide plan either
     t.guard = opts.guard;
     t.horizon_s = opts.drift_horizon_s;
     t.free_outrunning = opts.free_outrunning;
