@@ -26,7 +26,7 @@ foreach(_g complementary no-contention harmonic-periods cross-leaf cross-leaf-co
 endforeach()
 
 # --- harmonics-sim (testsuite/system/sim/check.sh) ---
-foreach(_c default files bad-workload deterministic deterministic-under-load shifts all-holding bench-usage start-phases pace-spread paced-rings learn-iterations decisions)
+foreach(_c default files bad-workload deterministic deterministic-under-load shifts all-holding bench-usage start-phases pace-spread paced-rings case3 learn-iterations decisions)
   add_test(sim.${_c} ${HARMONICS_SRCDIR}/testsuite/system/sim/check.sh
     ${HARMONICS_SRCDIR} ${HARMONICS_BUILDDIR} ${_c})
   set_tests_properties(sim.${_c} PROPERTIES TIMEOUT 120)

@@ -120,8 +120,10 @@ namespace {
 // "Stop 35").
 enum class SlackFit { Fits, PastOnAverage, MissesSlots };
 
-SlackFit slack_fit(const SlotProblem& p, const std::vector<int>& shift, double margin, bool replay_gate) {
-    const std::vector<double> delay = collision_delays_s(p, shift);
+SlackFit slack_fit(const SlotProblem& p, const std::vector<int>& shift, double margin, bool replay_gate,
+                   double delay_scale = 1) {
+    std::vector<double> delay = collision_delays_s(p, shift);
+    for (double& d : delay) d *= delay_scale;
     std::vector<double> catch_up_s(p.jobs.size(), 0);   // margin of each job's slack
     for (size_t i = 0; i < p.jobs.size(); ++i) {
         const SlotJob& j = p.jobs[i];
@@ -139,7 +141,9 @@ SlackFit slack_fit(const SlotProblem& p, const std::vector<int>& shift, double m
         may_miss = delay[i] * p.hyperperiod_slots / j.period_slots > catch_up_s[i] + 1e-12;
     }
     if (!may_miss) return SlackFit::Fits;
-    const std::vector<std::vector<double>> by_iteration = iteration_delays_s(p, shift);
+    std::vector<std::vector<double>> by_iteration = iteration_delays_s(p, shift);
+    for (std::vector<double>& it : by_iteration)
+        for (double& d : it) d *= delay_scale;
     // Only a job that misses a slot with no late allowance is replayed again
     // with the allowance its decision would carry (costly: computed for
     // those alone); one that keeps its slots without keeps them with it.
@@ -174,8 +178,10 @@ SlotProblem without_measuring(const Built& b) {
 // the collision delay a plan predicts for it within `margin` of its slack
 // (T_j + delay / margin), and at least the plan's own; 0 for jobs the plan
 // does not place or another leaf decided.
-std::vector<double> absorbing_periods(const Built& b, const std::vector<int>& shift, size_t n, double margin) {
-    const std::vector<double> delay = collision_delays_s(b.sp, shift);
+std::vector<double> absorbing_periods(const Built& b, const std::vector<int>& shift, size_t n, double margin,
+                                      double delay_scale) {
+    std::vector<double> delay = collision_delays_s(b.sp, shift);
+    for (double& d : delay) d *= delay_scale;
     std::vector<double> out(n, 0);
     for (size_t k = 0; k < b.sp.jobs.size(); ++k) {
         const SlotJob& j = b.sp.jobs[k];
@@ -183,6 +189,15 @@ std::vector<double> absorbing_periods(const Built& b, const std::vector<int>& sh
         out[b.job_of[k]] = std::max(j.period_slots * b.sp.slot_s, j.isolated_period_s + delay[k] / margin);
     }
     return out;
+}
+
+// Whether every job of a plan, alone, fills each link it loads: two such
+// rings that collide both finish late by the whole excess.
+bool rings_fill_links(const SlotProblem& p) {
+    for (const SlotJob& j : p.jobs)
+        for (const SlotDemand& d : j.demand)
+            if (*std::max_element(d.pattern.begin(), d.pattern.end()) < 1 - 1e-9) return false;
+    return true;
 }
 
 enum class Verdict { NotSearched, PastSlack, NoBetter, Taken };
@@ -408,7 +423,8 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
         // A plan is taken when it beats the best so far, its collisions
         // counted `weight` times, and they fit the jobs' slack (or cost next
         // to nothing).
-        auto judge = [&](const Built& b, const Searched& s, double weight, std::string& v) -> Verdict {
+        auto judge = [&](const Built& b, const Searched& s, double weight, std::string& v,
+                         double delay_scale = 1) -> Verdict {
             if (!s.open) {
                 v = "not searched";
                 return Verdict::NotSearched;
@@ -417,10 +433,11 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
             std::snprintf(line, sizeof line, "%.4f (stretch %.4f%s)", s.sol.cost, stretch, s.kept ? ", kept" : "");
             v = line;
             SlackFit fit = s.sol.cost - stretch > tuning_.max_gated_residual
-                               ? slack_fit(b.sp, s.sol.shift, take_margin, tuning_.replay_gate)
+                               ? slack_fit(b.sp, s.sol.shift, take_margin, tuning_.replay_gate, delay_scale)
                                : SlackFit::Fits;
             if (fit != SlackFit::Fits) {
-                if (doubt_margin > take_margin) fit = slack_fit(b.sp, s.sol.shift, doubt_margin, tuning_.replay_gate);
+                if (doubt_margin > take_margin)
+                    fit = slack_fit(b.sp, s.sol.shift, doubt_margin, tuning_.replay_gate, delay_scale);
                 if (fit != SlackFit::Fits) {
                     v += fit == SlackFit::MissesSlots ? " rejected: collisions miss slots"
                                                       : " rejected: collisions exceed the slack";
@@ -452,15 +469,25 @@ LeafResult LocalScheduler::decide_plans(const Topology& topo, const LeafProblem&
         if (chosen == &plans.drift) verdicts[1] += " chosen";
         res.explain += "; harmonic " + verdicts[0] + "; drift " + verdicts[1];
         // Refused only for collisions with jobs that never hold: periods
-        // long enough to absorb them may still beat running free.
-        if (!chosen && hv == Verdict::PastSlack && tuning_.absorb_measuring && !plans.harmonic.holding_mix.empty() &&
-            slack_fit(without_measuring(plans.harmonic), h.sol.shift, tuning_.slack_margin, tuning_.replay_gate) == SlackFit::Fits) {
+        // long enough to absorb them may still beat running free. Or every
+        // job holding, placed, and alone filling each link it loads: the
+        // same, each delay counted absorb_collision_weight times for the
+        // periods and their slack check alike (the slot grid shares a slot's
+        // excess out once; two such rings both finish late by all of it).
+        const bool refused = !chosen && hv == Verdict::PastSlack && tuning_.absorb_measuring;
+        const bool measuring_only = refused && !plans.harmonic.holding_mix.empty() &&
+            slack_fit(without_measuring(plans.harmonic), h.sol.shift, tuning_.slack_margin, tuning_.replay_gate) == SlackFit::Fits;
+        const bool filling = refused && tuning_.absorb_holding && plans.harmonic.holding_mix.empty() &&
+                             plans.harmonic.free_owned.empty() && rings_fill_links(plans.harmonic.sp);
+        if (measuring_only || filling) {
+            const double scale = measuring_only ? 1.0 : tuning_.absorb_collision_weight;
             absorbing = builder.harmonic_with_floors(
-                absorbing_periods(plans.harmonic, h.sol.shift, problem.jobs.size(), tuning_.slack_margin));
+                absorbing_periods(plans.harmonic, h.sol.shift, problem.jobs.size(), tuning_.slack_margin, scale));
             std::string v = "not searched";
             if (worth(absorbing)) {
                 absorbing_search = search_plan(absorbing, tuning_, opts_.local_budget_s * 0.3, thr, &st, problem.previous);
-                if (judge(absorbing, absorbing_search, tuning_.absorb_collision_weight, v) == Verdict::Taken) v += " chosen";
+                if (judge(absorbing, absorbing_search, tuning_.absorb_collision_weight, v, scale) == Verdict::Taken)
+                    v += " chosen";
             }
             res.explain += "; absorbing " + v;
         }

@@ -135,6 +135,19 @@ struct LocalTuning {
     // collisions with jobs at random phases on loaded links (doc/scale.md,
     // stops 22 and 25).
     bool absorb_measuring = true;
+    // ... and, with every job on the leaf holding, each alone filling every
+    // link it loads, and the harmonic plan placing them all (refused for its
+    // collisions: no shift within max_stretch fits), the absorbing plan with
+    // each predicted delay counted absorb_collision_weight times, for the
+    // periods and their slack check alike: the slot grid shares a slot's
+    // excess out once, while two rings that each fill the link both finish
+    // late by all of it (on the fabric 1.14 / 2.21 ms where the grid says
+    // 0.61 / 1.06). Calibration case 3: 1.109 (free, = fair) -> 1.057;
+    // counted once the plan missed slots, 1.286. On every all-holding leaf
+    // (rings of a fraction of the link too) the 128-node batteries moved
+    // both ways by up to 3 points (doc/scale.md, "Stop 50"). Needs
+    // absorb_measuring.
+    bool absorb_holding = true;
     double absorb_collision_weight = 2.0;
     // A measuring-only job this leaf owns may instead be planned on the
     // harmonic grid like the others: running free a little faster than its
