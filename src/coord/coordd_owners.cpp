@@ -45,7 +45,7 @@ void Coordd::check_slack(const std::vector<JobId>& ids) {
         for (const auto& [leaf, v] : j.views)
             if (v.slack_used > o.used && (leaf == j.owner || !owner_sees_all(leaf, j.owner)))
                 o = {v.slack_used, id, leaf};
-        if (o.used > margin_of(tuning, *j.decision)) over.push_back(o);
+        if (past_margin(tuning, *j.decision, o.used)) over.push_back(o);
     }
     // The job its collisions cost most first; after each hand-over or free
     // run, the leaves it touches are unsettled for a few epochs, so two jobs

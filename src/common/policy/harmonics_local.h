@@ -193,8 +193,9 @@ double slack_share(double delay_s, double period_s, double isolated_s);
 
 // Whether a gated job whose collisions take `used` of its slack (slack_share)
 // is past what its decision allows: the one rule by which the coordinator
-// frees or hands over a job, a leaf asks to adopt one, and a new lock plan
-// is refused, so that they agree.
+// (the simulator's and harmonics-coordd's check_slack) frees or hands over
+// a job, a leaf asks to adopt one, and a new lock plan is refused, so that
+// they agree.
 inline bool past_margin(const LocalTuning& t, const JobDecision& d, double used) {
     return used > margin_of(t, d) + 1e-12;
 }
