@@ -39,6 +39,8 @@ SIM=$BUILD/src/sim/harmonics-sim
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# slowdown POLICY FILE: the policy's mean slowdown from harmonics-sim's table.
+slowdown() { awk -v p="$1" '$1 == p && $2 ~ /^[0-9]/ { print $2 }' "$2"; }
 
 check_json() {  # file policy...
   local f=$1; shift
@@ -168,9 +170,9 @@ all-holding)
   "$SIM" "${args[@]}" --policy fair,harmonics >"$TMP/all" || fail "exit $?"
   "$SIM" "${args[@]}" --policy harmonics --measuring-jobs 4 >"$TMP/lock" || fail "exit $?"
   cat "$TMP/all" "$TMP/lock"
-  fair=$(awk '$1 == "fair" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/all")
-  held=$(awk '$1 == "harmonics" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/all")
-  lock=$(awk '$1 == "harmonics" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/lock")
+  fair=$(slowdown fair "$TMP/all")
+  held=$(slowdown harmonics "$TMP/all")
+  lock=$(slowdown harmonics "$TMP/lock")
   [ -n "$fair" ] && [ -n "$held" ] && [ -n "$lock" ] || fail "no slowdown rows"
   awk -v f="$fair" -v h="$held" -v l="$lock" 'BEGIN { exit !(f >= 1.10 && h < 1.05 && h <= l) }' ||
     fail "fair $fair, harmonics all holding $held, with job 4 measuring $lock"
@@ -234,8 +236,8 @@ paced-rings)
   for seed in 1 3 4; do
     "$SIM" --quiet --scenario testbed-paper --pace-spread 0.03 --seed "$seed" --policy fair,harmonics >"$TMP/out" ||
       fail "seed $seed: exit $?"
-    fair=$(awk '$1 == "fair" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/out")
-    held=$(awk '$1 == "harmonics" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/out")
+    fair=$(slowdown fair "$TMP/out")
+    held=$(slowdown harmonics "$TMP/out")
     [ -n "$fair" ] && [ -n "$held" ] || { cat "$TMP/out"; fail "seed $seed: no slowdown rows"; }
     awk -v f="$fair" -v h="$held" 'BEGIN { exit !(h <= f - 0.05) }' || { cat "$TMP/out"; fail "seed $seed: fair $fair, harmonics $held"; }
   done
@@ -251,8 +253,8 @@ case3)
   printf '1,0,bert-base,2,1,300,"n[1,6]"\n2,0.3,vgg16,2,1,150,"n[2,7]"\n' >"$TMP/jobs.csv"
   "$SIM" --quiet --topology "$TMP/topo" --config "$TMP/conf" --workload "$TMP/jobs.csv" --policy fair,harmonics >"$TMP/out" ||
     fail "exit $?"
-  fair=$(awk '$1 == "fair" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/out")
-  held=$(awk '$1 == "harmonics" && $2 ~ /^[0-9]/ { print $2 }' "$TMP/out")
+  fair=$(slowdown fair "$TMP/out")
+  held=$(slowdown harmonics "$TMP/out")
   [ -n "$fair" ] && [ -n "$held" ] || { cat "$TMP/out"; fail "no slowdown rows"; }
   awk -v f="$fair" -v h="$held" 'BEGIN { exit !(h <= f - 0.03) }' || { cat "$TMP/out"; fail "fair $fair, harmonics $held"; }
   ;;
